@@ -1,0 +1,233 @@
+/* The job decoder: top-level fields first, then evaluations matched to a
+ * task. Unknown top-level keys are ignored, so platforms may carry their
+ * own metadata; evaluation objects are strict. */
+#include "job.h"
+#include "diag.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tally_job_init(tally_job_t *job) {
+  memset(job, 0, sizeof(*job));
+}
+
+void tally_job_close(tally_job_t *job) {
+  cJSON_Delete(job->root);
+  free(job->evals);
+  free(job->seen);
+  memset(job, 0, sizeof(*job));
+}
+
+/* Writes "path: message" to err and returns TALLY_EJOB. */
+static int job_error(char *err, size_t errlen, const tally_jpath_t *path,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int job_error(char *err, size_t errlen, const tally_jpath_t *path,
+                     const char *fmt, ...) {
+  size_t used = 0;
+  if (path != NULL && path->len > 0) {
+    int n = snprintf(err, errlen, "%s: ", path->buf);
+    used = n > 0 && (size_t)n < errlen ? (size_t)n : 0;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err + used, errlen - used, fmt, ap);
+  va_end(ap);
+  return TALLY_EJOB;
+}
+
+static bool is_id(const cJSON *v) {
+  return cJSON_IsString(v) ||
+         (cJSON_IsNumber(v) && isfinite(v->valuedouble));
+}
+
+int tally_job_parse(tally_job_t *job, const char *text, size_t len,
+                    char *err, size_t errlen) {
+  cJSON_Delete(job->root);
+  job->root = NULL;
+  job->submission = job->participant = job->evaluations = NULL;
+  job->task = NULL;
+  job->evaluated = true;
+
+  const char *end = NULL;
+  job->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  if (job->root == NULL) {
+    size_t off = end ? (size_t)(end - text) : 0;
+    return job_error(err, errlen, NULL, "invalid JSON at byte %zu", off);
+  }
+  while ((size_t)(end - text) < len && strchr(" \t\r\n", *end) && *end)
+    end++;
+  if ((size_t)(end - text) < len)
+    return job_error(err, errlen, NULL,
+                     "unexpected text after the job at byte %zu",
+                     (size_t)(end - text));
+  if (!cJSON_IsObject(job->root))
+    return job_error(err, errlen, NULL, "a job must be a JSON object");
+
+  const cJSON *compilation = NULL;
+  for (const cJSON *m = job->root->child; m; m = m->next) {
+    const cJSON **slot = NULL;
+    if (strcmp(m->string, "submission") == 0)
+      slot = &job->submission;
+    else if (strcmp(m->string, "participant") == 0)
+      slot = &job->participant;
+    else if (strcmp(m->string, "evaluations") == 0)
+      slot = &job->evaluations;
+    else if (strcmp(m->string, "compilation") == 0)
+      slot = &compilation;
+    else if (strcmp(m->string, "task") == 0) {
+      if (job->task != NULL)
+        return job_error(err, errlen, NULL, "task: key appears twice");
+      if (!cJSON_IsString(m))
+        return job_error(err, errlen, NULL, "task: must be a string");
+      job->task = m->valuestring;
+      continue;
+    }
+    if (slot == NULL)
+      continue;
+    if (*slot != NULL)
+      return job_error(err, errlen, NULL, "%s: key appears twice", m->string);
+    *slot = m;
+  }
+  if (job->submission != NULL && !is_id(job->submission)) {
+    job->submission = NULL;
+    return job_error(err, errlen, NULL,
+                     "submission: must be a string or a number");
+  }
+  if (job->participant != NULL && !is_id(job->participant))
+    return job_error(err, errlen, NULL,
+                     "participant: must be a string or a number");
+  if (compilation != NULL) {
+    if (!cJSON_IsString(compilation) ||
+        (strcmp(compilation->valuestring, "ok") != 0 &&
+         strcmp(compilation->valuestring, "failed") != 0))
+      return job_error(err, errlen, NULL,
+                       "compilation: must be \"ok\" or \"failed\"");
+    job->evaluated = strcmp(compilation->valuestring, "ok") == 0;
+  }
+  if (!job->evaluated) {
+    if (job->evaluations != NULL)
+      return job_error(err, errlen, NULL,
+                       "evaluations: a submission whose compilation failed "
+                       "has no evaluations");
+    return 0;
+  }
+  if (job->evaluations == NULL)
+    return job_error(err, errlen, NULL,
+                     "evaluations: missing (or set \"compilation\": "
+                     "\"failed\")");
+  if (!cJSON_IsObject(job->evaluations))
+    return job_error(err, errlen, NULL,
+                     "evaluations: must be an object mapping codenames to "
+                     "outcomes");
+  return 0;
+}
+
+/* Decodes one evaluation: a bare outcome, or an object. */
+static int decode_eval(const cJSON *v, tally_eval_t *ev, unsigned flags,
+                       tally_jpath_t *path, char *err, size_t errlen) {
+  const cJSON *outcome = v;
+  ev->text = ev->time = ev->memory = NULL;
+  if (cJSON_IsObject(v)) {
+    outcome = NULL;
+    for (const cJSON *m = v->child; m; m = m->next) {
+      const cJSON **slot = NULL;
+      if (strcmp(m->string, "outcome") == 0)
+        slot = &outcome;
+      else if (strcmp(m->string, "text") == 0)
+        slot = &ev->text;
+      else if (strcmp(m->string, "time") == 0)
+        slot = &ev->time;
+      else if (strcmp(m->string, "memory") == 0)
+        slot = &ev->memory;
+      size_t old = tally_jpath_key(path, m->string);
+      if (slot == NULL)
+        return job_error(err, errlen, path,
+                         "unknown key (an evaluation has outcome, text, "
+                         "time and memory)");
+      if (*slot != NULL)
+        return job_error(err, errlen, path, "key appears twice");
+      *slot = m;
+      if (slot == &ev->text && !cJSON_IsString(m) && !cJSON_IsNull(m)) {
+        if (!cJSON_IsArray(m))
+          return job_error(err, errlen, path,
+                           "must be a string or a list of strings");
+        for (const cJSON *e = m->child; e; e = e->next)
+          if (!cJSON_IsString(e))
+            return job_error(err, errlen, path,
+                             "must be a string or a list of strings");
+      }
+      if ((slot == &ev->time || slot == &ev->memory) && !cJSON_IsNull(m) &&
+          (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) ||
+           m->valuedouble < 0))
+        return job_error(err, errlen, path,
+                         "must be a non-negative number or null");
+      tally_jpath_restore(path, old);
+    }
+    if (outcome == NULL)
+      return job_error(err, errlen, path, "outcome is missing");
+    tally_jpath_key(path, "outcome");
+  }
+  if (!cJSON_IsNumber(outcome) || !isfinite(outcome->valuedouble))
+    return job_error(err, errlen, path, "outcome must be a finite number");
+  ev->outcome = outcome->valuedouble;
+  if ((flags & TALLY_SCORE_UNIT_OUTCOMES) &&
+      (ev->outcome < 0.0 || ev->outcome > 1.0))
+    return job_error(err, errlen, path,
+                     "outcome %g is outside [0, 1]", ev->outcome);
+  return 0;
+}
+
+int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
+                   size_t errlen) {
+  if (!job->evaluated)
+    return 0;
+  size_t n = task->ntestcases;
+  if (n > job->evals_cap) {
+    tally_eval_t *evals = realloc(job->evals, n * sizeof(*evals));
+    if (evals == NULL)
+      return job_error(err, errlen, NULL, "out of memory");
+    job->evals = evals;
+    unsigned char *seen = realloc(job->seen, n);
+    if (seen == NULL)
+      return job_error(err, errlen, NULL, "out of memory");
+    job->seen = seen;
+    job->evals_cap = n;
+  }
+  memset(job->seen, 0, n);
+
+  tally_jpath_t path;
+  tally_jpath_init(&path);
+  tally_jpath_key(&path, "evaluations");
+  for (const cJSON *m = job->evaluations->child; m; m = m->next) {
+    size_t old = tally_jpath_key(&path, m->string);
+    long at = tally_task_find_testcase(task, m->string);
+    if (at < 0)
+      return job_error(err, errlen, &path, "task %s has no testcase \"%s\"",
+                       task->name, m->string);
+    if (job->seen[at])
+      return job_error(err, errlen, &path, "testcase appears twice");
+    job->seen[at] = 1;
+    int rc = decode_eval(m, &job->evals[at], task->type->flags, &path, err,
+                         errlen);
+    if (rc != 0)
+      return rc;
+    tally_jpath_restore(&path, old);
+  }
+  size_t missing = 0, first = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!job->seen[i] && missing++ == 0)
+      first = i;
+  }
+  if (missing == 1)
+    return job_error(err, errlen, &path, "no evaluation for testcase \"%s\"",
+                     task->testcases[first].codename);
+  if (missing > 1)
+    return job_error(err, errlen, &path,
+                     "no evaluation for testcase \"%s\" and %zu others",
+                     task->testcases[first].codename, missing - 1);
+  return 0;
+}

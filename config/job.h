@@ -1,0 +1,37 @@
+/* Decodes jobs: one submission's testcase outcomes, as a platform sends
+ * them. */
+#ifndef TALLY_JOB_H
+#define TALLY_JOB_H
+
+#include "../scoretypes/scoretype.h"
+
+typedef struct tally_job_s {
+  cJSON *root;               /* owned */
+  const cJSON *submission;   /* string or number, or NULL when absent */
+  const cJSON *participant;  /* string or number, or NULL when absent */
+  const char *task;          /* NULL when absent */
+  bool evaluated;            /* false: "compilation": "failed" */
+  const cJSON *evaluations;  /* the object, when evaluated */
+  tally_eval_t *evals;       /* after tally_job_bind: one per testcase */
+  size_t evals_cap;
+  unsigned char *seen;       /* scratch for tally_job_bind */
+} tally_job_t;
+
+/* A job struct is reused from job to job; close frees its buffers. */
+void tally_job_init(tally_job_t *job);
+void tally_job_close(tally_job_t *job);
+
+/* Parses the job JSON text (len bytes), dropping any previous job. On
+ * error returns TALLY_EJOB with a message naming the field in err; if the
+ * JSON itself was valid, job->submission is still set for the reply. */
+int tally_job_parse(tally_job_t *job, const char *text, size_t len,
+                    char *err, size_t errlen);
+
+/* Matches the job's evaluations to task's testcases, filling job->evals.
+ * Returns 0, or TALLY_EJOB with err naming the codename and the problem:
+ * a missing or unknown testcase, or an outcome that is not finite or, for
+ * types with TALLY_SCORE_UNIT_OUTCOMES, outside [0, 1]. */
+int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
+                   size_t errlen);
+
+#endif

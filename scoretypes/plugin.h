@@ -1,0 +1,32 @@
+/* The plugin interface: what a shared object exports to add score types.
+ *
+ * A plugin exports two symbols:
+ *
+ *   const int tally_plugin_abi = TALLY_PLUGIN_ABI;
+ *   int tally_plugin_init(tally_plugin_host_t *host);
+ *
+ * tally_plugin_init registers one or more score types through host and
+ * returns 0, or a negative code after writing a message to host->err. The
+ * score types it registers must stay valid until the plugin is unloaded,
+ * so they are usually static const objects. */
+#ifndef TALLY_PLUGIN_H
+#define TALLY_PLUGIN_H
+
+#include "scoretype.h"
+
+#define TALLY_PLUGIN_ABI 1
+
+typedef struct tally_plugin_host_s tally_plugin_host_t;
+
+struct tally_plugin_host_s {
+  int abi; /* TALLY_PLUGIN_ABI of the loading tally */
+  /* Registers type under type->name. Returns 0, or a negative code with
+   * the reason in err (a name already taken, a version mismatch). */
+  int (*register_score_type)(tally_plugin_host_t *host,
+                             const tally_score_type_t *type);
+  char *err;
+  size_t errlen;
+  void *data; /* the loader's own */
+};
+
+#endif

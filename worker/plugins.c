@@ -1,0 +1,124 @@
+/* dlopen-based loading of score-type plugins, checked by ABI version. */
+#include "plugins.h"
+#include "../scoretypes/plugin.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tally_plugins_init(tally_plugins_t *p) {
+  memset(p, 0, sizeof(*p));
+}
+
+void tally_plugins_close(tally_plugins_t *p) {
+  for (size_t i = 0; i < p->count; i++)
+    dlclose(p->handles[i]);
+  free(p->handles);
+  memset(p, 0, sizeof(*p));
+}
+
+static int host_register(tally_plugin_host_t *host,
+                         const tally_score_type_t *type) {
+  return tally_registry_add(host->data, type, host->err, host->errlen);
+}
+
+int tally_plugins_load(tally_plugins_t *p, tally_registry_t *reg,
+                       const char *path, char *err, size_t errlen) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) {
+    snprintf(err, errlen, "%s: cannot load plugin: %s", path, dlerror());
+    return TALLY_EPLUGIN;
+  }
+  const int *abi = dlsym(h, "tally_plugin_abi");
+  void *init_sym = dlsym(h, "tally_plugin_init");
+  int (*init)(tally_plugin_host_t *);
+  memcpy(&init, &init_sym, sizeof(init));
+  if (abi == NULL || init == NULL) {
+    snprintf(err, errlen,
+             "%s: not a tally plugin: it must export tally_plugin_abi and "
+             "tally_plugin_init",
+             path);
+    dlclose(h);
+    return TALLY_EPLUGIN;
+  }
+  if (*abi != TALLY_PLUGIN_ABI) {
+    snprintf(err, errlen, "%s: plugin ABI version %d, but tally expects %d",
+             path, *abi, TALLY_PLUGIN_ABI);
+    dlclose(h);
+    return TALLY_EPLUGIN;
+  }
+  void **handles = realloc(p->handles, (p->count + 1) * sizeof(*handles));
+  if (handles == NULL) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    dlclose(h);
+    return TALLY_ENOMEM;
+  }
+  p->handles = handles;
+
+  char msg[256] = "";
+  size_t before = reg->count;
+  tally_plugin_host_t host = {
+      .abi = TALLY_PLUGIN_ABI,
+      .register_score_type = host_register,
+      .err = msg,
+      .errlen = sizeof(msg),
+      .data = reg,
+  };
+  int rc = init(&host);
+  if (rc != 0) {
+    reg->count = before; /* forget what it registered before failing */
+    snprintf(err, errlen, "%s: plugin initialisation failed: %s", path,
+             msg[0] ? msg : tally_strerror(rc));
+    dlclose(h);
+    return TALLY_EPLUGIN;
+  }
+  p->handles[p->count++] = h;
+  return 0;
+}
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tally_plugins_load_dir(tally_plugins_t *p, tally_registry_t *reg,
+                           const char *dir, char *err, size_t errlen) {
+  DIR *d = opendir(dir);
+  if (d == NULL) {
+    snprintf(err, errlen, "%s: cannot open plugin folder: %s", dir,
+             strerror(errno));
+    return TALLY_EPLUGIN;
+  }
+  char **names = NULL;
+  size_t n = 0;
+  int rc = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len < 4 || strcmp(e->d_name + len - 3, ".so") != 0)
+      continue;
+    char **grown = realloc(names, (n + 1) * sizeof(*names));
+    if (grown == NULL || (grown[n] = strdup(e->d_name)) == NULL) {
+      names = grown ? grown : names;
+      rc = TALLY_ENOMEM;
+      snprintf(err, errlen, "%s: out of memory", dir);
+      break;
+    }
+    names = grown;
+    n++;
+  }
+  closedir(d);
+  if (n > 1)
+    qsort(names, n, sizeof(*names), cmp_names);
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+    rc = tally_plugins_load(p, reg, path, err, errlen);
+  }
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+  return rc;
+}

@@ -1,0 +1,270 @@
+/* Renders results in CMS's detail shapes. */
+#include "render.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tally_render_init(tally_render_t *r) {
+  memset(r, 0, sizeof(*r));
+}
+
+void tally_render_close(tally_render_t *r) {
+  free(r->spans);
+  memset(r, 0, sizeof(*r));
+}
+
+static void put_key(tally_buf_t *b, const char *key) {
+  tally_buf_putc(b, '"');
+  tally_buf_puts(b, key);
+  tally_buf_puts(b, "\":");
+}
+
+static void put_bool(tally_buf_t *b, bool v) {
+  tally_buf_puts(b, v ? "true" : "false");
+}
+
+/* CMS marks a testcase as over its time limit exactly when its text is
+ * ["Execution timed out"]; the bare string counts the same. */
+static bool timed_out(const cJSON *text) {
+  static const char msg[] = "Execution timed out";
+  if (cJSON_IsString(text))
+    return strcmp(text->valuestring, msg) == 0;
+  return cJSON_IsArray(text) && text->child != NULL &&
+         text->child->next == NULL && cJSON_IsString(text->child) &&
+         strcmp(text->child->valuestring, msg) == 0;
+}
+
+static void put_testcase(tally_buf_t *b, const tally_task_t *task,
+                         const tally_eval_t *ev, const tally_tc_result_t *tc,
+                         bool grouped) {
+  tally_buf_puts(b, "{\"idx\":");
+  tally_json_str(b, task->testcases[tc->tc].codename);
+  tally_buf_puts(b, ",\"outcome\":");
+  tally_json_str(b, tc->label);
+  tally_buf_puts(b, ",\"text\":");
+  tally_json_value(b, ev->text);
+  tally_buf_puts(b, ",\"time\":");
+  tally_json_value(b, ev->time);
+  if (grouped) {
+    tally_buf_puts(b, ",\"time_limit\":");
+    if (task->has_time_limit)
+      tally_json_num(b, task->time_limit);
+    else
+      tally_buf_puts(b, "null");
+    tally_buf_puts(b, ",\"time_limit_was_exceeded\":");
+    put_bool(b, timed_out(ev->text));
+  }
+  tally_buf_puts(b, ",\"memory\":");
+  tally_json_value(b, ev->memory);
+  if (grouped) {
+    tally_buf_puts(b, ",\"show_in_restricted_feedback\":");
+    put_bool(b, tc->show_in_restricted_feedback);
+    tally_buf_puts(b, ",\"show_in_oi_restricted_feedback\":");
+    put_bool(b, tc->show_in_oi_restricted_feedback);
+  }
+  tally_buf_putc(b, '}');
+}
+
+static void put_private_testcase(tally_buf_t *b, const tally_task_t *task,
+                                 const tally_tc_result_t *tc) {
+  tally_buf_puts(b, "{\"idx\":");
+  tally_json_str(b, task->testcases[tc->tc].codename);
+  tally_buf_putc(b, '}');
+}
+
+static void copy_span(tally_buf_t *b, const size_t *span) {
+  /* The source lies in b itself, which put may move: reserve first. */
+  size_t n = span[1] - span[0];
+  if (!tally_buf_reserve(b, n))
+    return;
+  memcpy(b->data + b->len, b->data + span[0], n);
+  b->len += n;
+  b->data[b->len] = '\0';
+}
+
+/* Writes details, recording in spans[2*i] the byte range of testcase i
+ * and, after the testcases, of each subtask. */
+static void put_details(tally_buf_t *b, const tally_task_t *task,
+                        const tally_job_t *job, const tally_result_t *res,
+                        size_t *spans) {
+  size_t *st_spans = spans + 2 * res->ntcs;
+  tally_buf_putc(b, '[');
+  if (!res->grouped) {
+    for (size_t i = 0; i < res->ntcs; i++) {
+      if (i > 0)
+        tally_buf_putc(b, ',');
+      spans[2 * i] = b->len;
+      put_testcase(b, task, &job->evals[res->tcs[i].tc], &res->tcs[i], false);
+      spans[2 * i + 1] = b->len;
+    }
+  }
+  for (size_t s = 0; res->grouped && s < res->nsts; s++) {
+    const tally_st_result_t *st = &res->sts[s];
+    char head[32];
+    if (s > 0)
+      tally_buf_putc(b, ',');
+    st_spans[2 * s] = b->len;
+    snprintf(head, sizeof(head), "{\"idx\":%zu,", s);
+    tally_buf_puts(b, head);
+    put_key(b, "score_fraction");
+    tally_json_num(b, st->fraction);
+    tally_buf_putc(b, ',');
+    put_key(b, "score");
+    tally_json_num(b, st->rounded);
+    tally_buf_putc(b, ',');
+    put_key(b, "max_score");
+    tally_json_num(b, task->subtasks[s].max_score);
+    tally_buf_putc(b, ',');
+    put_key(b, "testcases");
+    tally_buf_putc(b, '[');
+    for (uint32_t k = 0; k < st->count; k++) {
+      size_t i = st->first + k;
+      if (k > 0)
+        tally_buf_putc(b, ',');
+      spans[2 * i] = b->len;
+      put_testcase(b, task, &job->evals[res->tcs[i].tc], &res->tcs[i], true);
+      spans[2 * i + 1] = b->len;
+    }
+    tally_buf_puts(b, "]}");
+    st_spans[2 * s + 1] = b->len;
+  }
+  tally_buf_putc(b, ']');
+}
+
+/* Public details: public testcases and all-public subtasks whole, the
+ * rest reduced to what a contestant may see. */
+static void put_public_details(tally_buf_t *b, const tally_task_t *task,
+                               const tally_result_t *res,
+                               const size_t *spans) {
+  const size_t *st_spans = spans + 2 * res->ntcs;
+  tally_buf_putc(b, '[');
+  if (!res->grouped) {
+    for (size_t i = 0; i < res->ntcs; i++) {
+      if (i > 0)
+        tally_buf_putc(b, ',');
+      if (task->testcases[res->tcs[i].tc].is_public)
+        copy_span(b, &spans[2 * i]);
+      else
+        put_private_testcase(b, task, &res->tcs[i]);
+    }
+  }
+  for (size_t s = 0; res->grouped && s < res->nsts; s++) {
+    const tally_st_result_t *st = &res->sts[s];
+    if (s > 0)
+      tally_buf_putc(b, ',');
+    if (task->subtasks[s].all_public) {
+      copy_span(b, &st_spans[2 * s]);
+      continue;
+    }
+    char head[48];
+    snprintf(head, sizeof(head), "{\"idx\":%zu,\"testcases\":[", s);
+    tally_buf_puts(b, head);
+    for (uint32_t k = 0; k < st->count; k++) {
+      size_t i = st->first + k;
+      if (k > 0)
+        tally_buf_putc(b, ',');
+      if (task->testcases[res->tcs[i].tc].is_public)
+        copy_span(b, &spans[2 * i]);
+      else
+        put_private_testcase(b, task, &res->tcs[i]);
+    }
+    tally_buf_puts(b, "]}");
+  }
+  tally_buf_putc(b, ']');
+}
+
+static void put_ranking_details(tally_buf_t *b, const tally_task_t *task,
+                                const tally_result_t *res) {
+  tally_buf_putc(b, '[');
+  for (size_t s = 0; s < task->nsubtasks; s++) {
+    char num[64] = "0";
+    if (res->evaluated && s < res->nsts) {
+      const tally_st_result_t *st = &res->sts[s];
+      double v = task->score_rounding == TALLY_ROUND_SUBTASK ? st->rounded
+                                                             : st->score;
+      snprintf(num, sizeof(num), "%g", v);
+    }
+    if (s > 0)
+      tally_buf_putc(b, ',');
+    tally_json_str(b, num);
+  }
+  tally_buf_putc(b, ']');
+}
+
+int tally_render_result(tally_render_t *r, tally_buf_t *b,
+                        const tally_task_t *task, const tally_job_t *job,
+                        const tally_result_t *res, const char *extra) {
+  size_t need = 2 * (res->ntcs + res->nsts);
+  if (need > r->cap) {
+    size_t *spans = realloc(r->spans, need * sizeof(*spans));
+    if (spans == NULL)
+      return TALLY_ENOMEM;
+    r->spans = spans;
+    r->cap = need;
+  }
+  tally_buf_putc(b, '{');
+  if (job->submission != NULL) {
+    put_key(b, "submission");
+    tally_json_value(b, job->submission);
+    tally_buf_putc(b, ',');
+  }
+  put_key(b, "task");
+  tally_json_str(b, task->name);
+  if (job->participant != NULL) {
+    tally_buf_putc(b, ',');
+    put_key(b, "participant");
+    tally_json_value(b, job->participant);
+  }
+  tally_buf_putc(b, ',');
+  put_key(b, "score");
+  tally_json_num(b, res->score);
+  tally_buf_putc(b, ',');
+  put_key(b, "max_score");
+  tally_json_num(b, task->max_score);
+  tally_buf_putc(b, ',');
+  put_key(b, "public_score");
+  tally_json_num(b, res->public_score);
+  tally_buf_putc(b, ',');
+  put_key(b, "max_public_score");
+  tally_json_num(b, task->max_public_score);
+  tally_buf_putc(b, ',');
+  put_key(b, "details");
+  if (res->evaluated)
+    put_details(b, task, job, res, r->spans);
+  else
+    tally_buf_puts(b, "[]");
+  tally_buf_putc(b, ',');
+  put_key(b, "public_details");
+  if (res->evaluated)
+    put_public_details(b, task, res, r->spans);
+  else
+    tally_buf_puts(b, "[]");
+  tally_buf_putc(b, ',');
+  put_key(b, "ranking_details");
+  put_ranking_details(b, task, res);
+  tally_buf_putc(b, ',');
+  put_key(b, "ranking_headers");
+  tally_buf_putc(b, '[');
+  for (size_t s = 0; s < task->nsubtasks; s++) {
+    if (s > 0)
+      tally_buf_putc(b, ',');
+    tally_json_str(b, task->subtasks[s].header);
+  }
+  tally_buf_putc(b, ']');
+  if (extra != NULL) {
+    tally_buf_putc(b, ',');
+    tally_buf_puts(b, extra);
+  }
+  tally_buf_putc(b, '}');
+  return b->oom ? TALLY_ENOMEM : 0;
+}
+
+void tally_render_error(tally_buf_t *b, const cJSON *submission,
+                        const char *msg) {
+  tally_buf_puts(b, "{\"submission\":");
+  tally_json_value(b, submission);
+  tally_buf_puts(b, ",\"error\":");
+  tally_json_str(b, msg);
+  tally_buf_putc(b, '}');
+}

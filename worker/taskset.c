@@ -1,0 +1,203 @@
+/* Task config loading from files and folders. */
+#include "taskset.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void tally_taskset_init(tally_taskset_t *ts) {
+  memset(ts, 0, sizeof(*ts));
+}
+
+void tally_taskset_close(tally_taskset_t *ts) {
+  for (size_t i = 0; i < ts->count; i++) {
+    tally_task_free(ts->entries[i].task);
+    free(ts->entries[i].file);
+  }
+  free(ts->entries);
+  memset(ts, 0, sizeof(*ts));
+}
+
+int tally_read_file(const char *path, char **text, size_t *len, char *err,
+                    size_t errlen) {
+  *text = NULL;
+  *len = 0;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return TALLY_EIO;
+  }
+  size_t cap = 4096, used = 0;
+  char *buf = malloc(cap);
+  while (buf != NULL) {
+    used += fread(buf + used, 1, cap - used - 1, f);
+    if (used < cap - 1)
+      break;
+    char *grown = realloc(buf, cap * 2);
+    if (grown == NULL) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    buf = grown;
+    cap *= 2;
+  }
+  int failed = ferror(f);
+  fclose(f);
+  if (buf == NULL) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    return TALLY_ENOMEM;
+  }
+  if (failed) {
+    free(buf);
+    snprintf(err, errlen, "%s: read error", path);
+    return TALLY_EIO;
+  }
+  buf[used] = '\0';
+  *text = buf;
+  *len = used;
+  return 0;
+}
+
+/* Parses the task file at path and appends it to ts. */
+static int load_one(tally_taskset_t *ts, const tally_registry_t *reg,
+                    const char *path, tally_diag_t *d) {
+  char *text;
+  size_t len;
+  char err[512];
+  if (tally_read_file(path, &text, &len, err, sizeof(err)) != 0) {
+    tally_diag_add(d, NULL, "%s", err);
+    return TALLY_ECONFIG;
+  }
+  tally_diag_t fd;
+  tally_diag_init(&fd, path);
+  tally_task_t *task;
+  int rc = tally_task_parse(reg, text, len, &fd, &task);
+  free(text);
+  tally_diag_move(d, &fd);
+  if (rc != 0)
+    return rc;
+
+  tally_taskset_entry_t *entries =
+      realloc(ts->entries, (ts->count + 1) * sizeof(*entries));
+  if (entries != NULL)
+    ts->entries = entries;
+  char *file = strdup(path);
+  if (entries == NULL || file == NULL) {
+    free(file);
+    tally_task_free(task);
+    tally_diag_add(d, NULL, "%s: out of memory", path);
+    return TALLY_ENOMEM;
+  }
+  ts->entries[ts->count].task = task;
+  ts->entries[ts->count].file = file;
+  ts->count++;
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int load_dir(tally_taskset_t *ts, const tally_registry_t *reg,
+                    const char *dir, tally_diag_t *d) {
+  DIR *dh = opendir(dir);
+  if (dh == NULL) {
+    tally_diag_add(d, NULL, "%s: %s", dir, strerror(errno));
+    return TALLY_EIO;
+  }
+  char **names = NULL;
+  size_t n = 0;
+  int rc = 0;
+  struct dirent *e;
+  while ((e = readdir(dh)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || e->d_name[0] == '.' ||
+        strcmp(e->d_name + len - 5, ".json") != 0)
+      continue;
+    char **grown = realloc(names, (n + 1) * sizeof(*names));
+    if (grown == NULL) {
+      rc = TALLY_ENOMEM;
+      break;
+    }
+    names = grown;
+    size_t need = strlen(dir) + len + 2;
+    if ((names[n] = malloc(need)) == NULL) {
+      rc = TALLY_ENOMEM;
+      break;
+    }
+    snprintf(names[n++], need, "%s/%s", dir, e->d_name);
+  }
+  closedir(dh);
+  if (rc != 0)
+    tally_diag_add(d, NULL, "%s: out of memory", dir);
+  if (n > 1)
+    qsort(names, n, sizeof(*names), cmp_str);
+  for (size_t i = 0; i < n && rc != TALLY_ENOMEM; i++) {
+    int one = load_one(ts, reg, names[i], d);
+    if (one != 0)
+      rc = one;
+  }
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+  if (rc == 0 && n == 0) {
+    tally_diag_add(d, NULL, "%s: no task configs (*.json) in this folder",
+                   dir);
+    rc = TALLY_ECONFIG;
+  }
+  return rc;
+}
+
+static int cmp_entry(const void *a, const void *b) {
+  return strcmp(((const tally_taskset_entry_t *)a)->task->name,
+                ((const tally_taskset_entry_t *)b)->task->name);
+}
+
+int tally_taskset_load(tally_taskset_t *ts, const tally_registry_t *reg,
+                       const char *path, tally_diag_t *d) {
+  struct stat sb;
+  int rc;
+  if (stat(path, &sb) != 0) {
+    tally_diag_add(d, NULL, "%s: %s", path, strerror(errno));
+    return TALLY_EIO;
+  }
+  if (S_ISDIR(sb.st_mode))
+    rc = load_dir(ts, reg, path, d);
+  else
+    rc = load_one(ts, reg, path, d);
+
+  if (ts->count > 1)
+    qsort(ts->entries, ts->count, sizeof(*ts->entries), cmp_entry);
+  for (size_t i = 1; i < ts->count; i++) {
+    if (strcmp(ts->entries[i - 1].task->name, ts->entries[i].task->name) ==
+        0) {
+      tally_diag_add(d, NULL, "%s: task name \"%s\" is also used by %s",
+                     ts->entries[i].file, ts->entries[i].task->name,
+                     ts->entries[i - 1].file);
+      rc = TALLY_ECONFIG;
+    }
+  }
+  if (rc != 0)
+    tally_taskset_close(ts);
+  return rc;
+}
+
+const tally_task_t *tally_taskset_find(const tally_taskset_t *ts,
+                                       const char *name) {
+  size_t lo = 0, hi = ts->count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(ts->entries[mid].task->name, name);
+    if (c == 0)
+      return ts->entries[mid].task;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
+}
