@@ -1,0 +1,426 @@
+/* hiredis on libuv, written for tally: unlike the adapter shipped with
+ * hiredis 0.14.1, a poll error (a refused or reset connection) reaches
+ * hiredis, and every command and connect has a watchdog. */
+#include "redis.h"
+#include "../config/error.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct tally__redis_cmd_s {
+  tally__redis_cmd_t *prev, *next;
+  tally_redis_t *r;
+  uint64_t deadline;
+  tally_redis_cb cb;
+  void *privdata;
+};
+
+/* One per hiredis context: the poll handle must outlive the context until
+ * its close callback, so it lives apart from tally_redis_t. */
+typedef struct glue_s {
+  uv_poll_t poll;
+  int events;
+  tally_redis_t *r;
+  redisAsyncContext *ac;
+} glue_t;
+
+#define WATCHDOG_TICK_MS 50
+
+static void connect_now(tally_redis_t *r);
+static void on_timer(uv_timer_t *t);
+
+int tally_redis_init(uv_loop_t *loop, tally_redis_t *r, const char *url,
+                     char *err, size_t errlen) {
+  memset(r, 0, sizeof(*r));
+  r->loop = loop;
+  r->connect_timeout_ms = 2000;
+  r->backoff_min_ms = 100;
+  r->backoff_max_ms = 5000;
+  r->url = strdup(url);
+  if (r->url == NULL) {
+    snprintf(err, errlen, "out of memory");
+    return TALLY_ENOMEM;
+  }
+  if (strncmp(url, "unix://", 7) == 0) {
+    const char *path = url + 7;
+    const char *q = strstr(path, "?db=");
+    size_t len = q ? (size_t)(q - path) : strlen(path);
+    if (len == 0 || path[0] != '/') {
+      snprintf(err, errlen, "%s: a Unix socket URL is unix:///PATH", url);
+      free(r->url);
+      return TALLY_EINVAL;
+    }
+    r->path = strndup(path, len);
+    r->db = q ? atoi(q + 4) : 0;
+  } else if (strncmp(url, "redis://", 8) == 0) {
+    const char *host = url + 8;
+    const char *colon = strrchr(host, ':');
+    if (colon == NULL) {
+      snprintf(err, errlen, "%s: a TCP URL is redis://IP:PORT[/DB]", url);
+      free(r->url);
+      return TALLY_EINVAL;
+    }
+    r->host = strndup(host, (size_t)(colon - host));
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (r->host != NULL && *end == '/')
+      r->db = atoi(end + 1);
+    else if (r->host != NULL && *end != '\0')
+      port = 0;
+    unsigned char addr[16];
+    if (r->host == NULL || port <= 0 || port > 65535 ||
+        (inet_pton(AF_INET, r->host, addr) != 1 &&
+         inet_pton(AF_INET6, r->host, addr) != 1)) {
+      snprintf(err, errlen,
+               "%s: a TCP URL is redis://IP:PORT[/DB] with an IP address "
+               "(host names are not resolved)",
+               url);
+      free(r->host);
+      free(r->url);
+      r->host = NULL;
+      return TALLY_EINVAL;
+    }
+    r->port = (int)port;
+  } else {
+    snprintf(err, errlen,
+             "%s: expected redis://IP:PORT[/DB] or unix:///PATH", url);
+    free(r->url);
+    return TALLY_EINVAL;
+  }
+  if (r->path == NULL && r->host == NULL) {
+    free(r->url);
+    snprintf(err, errlen, "out of memory");
+    return TALLY_ENOMEM;
+  }
+  r->backoff_ms = r->backoff_min_ms;
+  uv_timer_init(loop, &r->timer);
+  r->timer.data = r;
+  return 0;
+}
+
+/* Glue hooks for hiredis. */
+
+static void on_poll(uv_poll_t *h, int status, int events) {
+  glue_t *g = h->data;
+  tally_redis_t *r = g->r;
+  redisAsyncContext *ac = g->ac;
+  if (status < 0) {
+    /* libuv has stopped the handle. Let hiredis read the socket error
+     * (a refused connect, a reset), so that it reports the real cause. */
+    snprintf(r->why, sizeof(r->why), "connection error: %s",
+             uv_strerror(status));
+    if (ac->c.flags & REDIS_CONNECTED)
+      redisAsyncHandleRead(ac);
+    else
+      redisAsyncHandleWrite(ac);
+    /* Still alive means hiredis saw nothing: drop it ourselves. */
+    if (r->ac == ac)
+      tally_redis_reset(r, r->why);
+    return;
+  }
+  if (events & UV_READABLE)
+    redisAsyncHandleRead(ac);
+  if ((events & UV_WRITABLE) && r->ac == ac)
+    redisAsyncHandleWrite(ac);
+}
+
+static void glue_update(glue_t *g) {
+  if (g->events)
+    uv_poll_start(&g->poll, g->events, on_poll);
+  else
+    uv_poll_stop(&g->poll);
+}
+
+static void glue_add_read(void *p) {
+  glue_t *g = p;
+  g->events |= UV_READABLE;
+  glue_update(g);
+}
+
+static void glue_del_read(void *p) {
+  glue_t *g = p;
+  g->events &= ~UV_READABLE;
+  glue_update(g);
+}
+
+static void glue_add_write(void *p) {
+  glue_t *g = p;
+  g->events |= UV_WRITABLE;
+  glue_update(g);
+}
+
+static void glue_del_write(void *p) {
+  glue_t *g = p;
+  g->events &= ~UV_WRITABLE;
+  glue_update(g);
+}
+
+static void glue_closed(uv_handle_t *h) {
+  free(h->data);
+}
+
+static void glue_cleanup(void *p) {
+  glue_t *g = p;
+  if (g->r->ac == g->ac)
+    g->r->ac = NULL;
+  g->ac->ev.data = NULL;
+  uv_poll_stop(&g->poll);
+  uv_close((uv_handle_t *)&g->poll, glue_closed);
+}
+
+static int glue_attach(tally_redis_t *r, redisAsyncContext *ac) {
+  glue_t *g = calloc(1, sizeof(*g));
+  if (g == NULL)
+    return TALLY_ENOMEM;
+  if (uv_poll_init(r->loop, &g->poll, ac->c.fd) != 0) {
+    free(g);
+    return TALLY_EIO;
+  }
+  g->poll.data = g;
+  g->r = r;
+  g->ac = ac;
+  ac->ev.data = g;
+  ac->ev.addRead = glue_add_read;
+  ac->ev.delRead = glue_del_read;
+  ac->ev.addWrite = glue_add_write;
+  ac->ev.delWrite = glue_del_write;
+  ac->ev.cleanup = glue_cleanup;
+  return 0;
+}
+
+/* Connection life cycle. */
+
+static uint64_t jitter(tally_redis_t *r, uint64_t ms) {
+  /* A cheap generator is enough to spread reconnects of many daemons. */
+  uint64_t x = uv_hrtime() ^ ((uint64_t)getpid() << 32) ^ r->attempts;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return ms / 2 + x % (ms / 2 + 1);
+}
+
+static void schedule_retry(tally_redis_t *r) {
+  if (r->state == TALLY_REDIS_CLOSING)
+    return;
+  r->state = TALLY_REDIS_IDLE;
+  uint64_t delay = jitter(r, r->backoff_ms);
+  r->backoff_ms = r->backoff_ms * 2 > r->backoff_max_ms ? r->backoff_max_ms
+                                                        : r->backoff_ms * 2;
+  uv_timer_start(&r->timer, on_timer, delay, 0);
+}
+
+/* Frees the hiredis context, failing every command in flight with why. */
+static void drop_context(tally_redis_t *r) {
+  redisAsyncContext *ac = r->ac;
+  if (ac == NULL)
+    return;
+  r->ac = NULL;
+  ac->onDisconnect = NULL;
+  redisAsyncFree(ac);
+}
+
+void tally_redis_reset(tally_redis_t *r, const char *why) {
+  if (r->state == TALLY_REDIS_CLOSING)
+    return;
+  bool was_up = r->state == TALLY_REDIS_UP;
+  if (why != r->why)
+    snprintf(r->why, sizeof(r->why), "%s", why);
+  r->failures++;
+  r->state = TALLY_REDIS_IDLE;
+  drop_context(r);
+  if (was_up && r->on_down)
+    r->on_down(r, r->why);
+  schedule_retry(r);
+}
+
+static void mark_up(tally_redis_t *r) {
+  r->state = TALLY_REDIS_UP;
+  r->backoff_ms = r->backoff_min_ms;
+  if (r->on_up)
+    r->on_up(r);
+}
+
+static void on_select(tally_redis_t *r, redisReply *reply, void *privdata) {
+  (void)privdata;
+  if (reply == NULL)
+    return; /* the drop has been handled */
+  if (reply->type == REDIS_REPLY_ERROR) {
+    char why[256];
+    snprintf(why, sizeof(why), "SELECT %d failed: %s", r->db, reply->str);
+    tally_redis_reset(r, why);
+    return;
+  }
+  mark_up(r);
+}
+
+static void on_connect(const redisAsyncContext *ac, int status) {
+  tally_redis_t *r = ac->data;
+  if (status != REDIS_OK) {
+    /* hiredis frees the context when this returns. */
+    snprintf(r->why, sizeof(r->why), "cannot connect to %s: %s", r->url,
+             ac->errstr);
+    r->failures++;
+    if (r->ac == ac)
+      r->ac = NULL;
+    schedule_retry(r);
+    return;
+  }
+  if (r->db != 0) {
+    char db[16];
+    snprintf(db, sizeof(db), "%d", r->db);
+    const char *argv[] = {"SELECT", db};
+    size_t lens[] = {6, strlen(db)};
+    r->state = TALLY_REDIS_UP; /* lets the command through */
+    tally_redis_command(r, r->connect_timeout_ms, on_select, NULL, 2, argv,
+                        lens);
+    r->state = TALLY_REDIS_CONNECTING;
+    return;
+  }
+  mark_up(r);
+}
+
+static void on_disconnect(const redisAsyncContext *ac, int status) {
+  tally_redis_t *r = ac->data;
+  (void)status;
+  if (r->ac == ac)
+    r->ac = NULL;
+  if (r->state == TALLY_REDIS_CLOSING)
+    return;
+  snprintf(r->why, sizeof(r->why), "connection lost: %s",
+           ac->errstr[0] ? ac->errstr : "closed by the server");
+  bool was_up = r->state == TALLY_REDIS_UP;
+  r->failures++;
+  r->state = TALLY_REDIS_IDLE;
+  if (was_up && r->on_down)
+    r->on_down(r, r->why);
+  schedule_retry(r);
+}
+
+static void connect_now(tally_redis_t *r) {
+  r->attempts++;
+  r->state = TALLY_REDIS_CONNECTING;
+  redisAsyncContext *ac = r->path ? redisAsyncConnectUnix(r->path)
+                                  : redisAsyncConnect(r->host, r->port);
+  if (ac == NULL || ac->err) {
+    snprintf(r->why, sizeof(r->why), "cannot connect to %s: %s", r->url,
+             ac ? ac->errstr : "out of memory");
+    if (ac != NULL)
+      redisAsyncFree(ac);
+    r->failures++;
+    schedule_retry(r);
+    return;
+  }
+  if (glue_attach(r, ac) != 0) {
+    snprintf(r->why, sizeof(r->why), "cannot watch the Redis socket");
+    redisAsyncFree(ac);
+    r->failures++;
+    schedule_retry(r);
+    return;
+  }
+  ac->data = r;
+  r->ac = ac;
+  redisAsyncSetConnectCallback(ac, on_connect);
+  redisAsyncSetDisconnectCallback(ac, on_disconnect);
+  /* hiredis 0.14 learns that a connect finished from the first write
+   * event, so ask for one. */
+  glue_add_write(ac->ev.data);
+  r->connect_deadline = uv_now(r->loop) + r->connect_timeout_ms;
+  uv_timer_start(&r->timer, on_timer, WATCHDOG_TICK_MS, WATCHDOG_TICK_MS);
+}
+
+void tally_redis_start(tally_redis_t *r) {
+  connect_now(r);
+}
+
+/* In IDLE the timer is the backoff; otherwise it is the watchdog. */
+static void on_timer(uv_timer_t *t) {
+  tally_redis_t *r = t->data;
+  uint64_t now = uv_now(r->loop);
+  char why[256];
+  switch (r->state) {
+  case TALLY_REDIS_IDLE:
+    connect_now(r);
+    return;
+  case TALLY_REDIS_CONNECTING:
+    if (now >= r->connect_deadline) {
+      snprintf(why, sizeof(why), "connect timed out after %llu ms",
+               (unsigned long long)r->connect_timeout_ms);
+      tally_redis_reset(r, why);
+      return;
+    }
+    break;
+  default:
+    break;
+  }
+  for (tally__redis_cmd_t *c = r->cmds; c != NULL; c = c->next) {
+    if (now >= c->deadline) {
+      snprintf(why, sizeof(why),
+               "a command got no reply in time: Redis is not responding");
+      tally_redis_reset(r, why);
+      return;
+    }
+  }
+}
+
+static void on_reply(redisAsyncContext *ac, void *reply, void *privdata) {
+  tally__redis_cmd_t *c = privdata;
+  tally_redis_t *r = c->r;
+  (void)ac;
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    r->cmds = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  else
+    r->cmds_tail = c->prev;
+  c->cb(r, reply, c->privdata);
+  free(c);
+}
+
+int tally_redis_command(tally_redis_t *r, uint64_t timeout_ms,
+                        tally_redis_cb cb, void *privdata, int argc,
+                        const char **argv, const size_t *argvlen) {
+  if (r->state != TALLY_REDIS_UP || r->ac == NULL)
+    return TALLY_EIO;
+  tally__redis_cmd_t *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return TALLY_ENOMEM;
+  c->r = r;
+  c->cb = cb;
+  c->privdata = privdata;
+  c->deadline = uv_now(r->loop) + timeout_ms;
+  if (redisAsyncCommandArgv(r->ac, on_reply, c, argc, argv, argvlen) !=
+      REDIS_OK) {
+    free(c);
+    return TALLY_EIO;
+  }
+  c->prev = r->cmds_tail;
+  if (r->cmds_tail)
+    r->cmds_tail->next = c;
+  else
+    r->cmds = c;
+  r->cmds_tail = c;
+  return 0;
+}
+
+static void on_timer_closed(uv_handle_t *h) {
+  tally_redis_t *r = h->data;
+  free(r->host);
+  free(r->path);
+  free(r->url);
+  r->host = r->path = r->url = NULL;
+  if (r->close_cb)
+    r->close_cb(r);
+}
+
+void tally_redis_close(tally_redis_t *r, void (*close_cb)(tally_redis_t *r)) {
+  r->close_cb = close_cb;
+  r->state = TALLY_REDIS_CLOSING;
+  snprintf(r->why, sizeof(r->why), "connection closed");
+  drop_context(r);
+  uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+}

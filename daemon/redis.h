@@ -1,0 +1,89 @@
+/* A Redis connection on a libuv loop: tally's own glue for hiredis's async
+ * API, with a watchdog on every command and reconnection with backoff. */
+#ifndef TALLY_REDIS_H
+#define TALLY_REDIS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+typedef struct tally_redis_s tally_redis_t;
+
+/* A command's callback. reply is NULL when the command failed: the
+ * connection dropped, or the watchdog fired; r->why says which. A reply is
+ * valid only during the callback. */
+typedef void (*tally_redis_cb)(tally_redis_t *r, redisReply *reply,
+                               void *privdata);
+
+typedef struct tally__redis_cmd_s tally__redis_cmd_t;
+
+enum tally_redis_state_e {
+  TALLY_REDIS_IDLE = 0,   /* waiting to (re)connect */
+  TALLY_REDIS_CONNECTING, /* TCP or Unix connect in progress */
+  TALLY_REDIS_UP,         /* connected (and SELECT done) */
+  TALLY_REDIS_CLOSING     /* tally_redis_close called */
+};
+
+struct tally_redis_s {
+  /* Settings: fill in after tally_redis_init, before tally_redis_start. */
+  uint64_t connect_timeout_ms; /* default 2000 */
+  uint64_t backoff_min_ms;     /* default 100 */
+  uint64_t backoff_max_ms;     /* default 5000 */
+  /* Called once the connection is usable, and when it is lost (why says
+   * why). Both may be NULL. */
+  void (*on_up)(tally_redis_t *r);
+  void (*on_down)(tally_redis_t *r, const char *why);
+  void *data; /* the user's */
+
+  /* Read-only for users. */
+  int state;
+  char why[256];      /* the last failure */
+  uint64_t attempts;  /* connection attempts so far */
+  uint64_t failures;  /* attempts or connections that failed */
+
+  /* Private. */
+  uv_loop_t *loop;
+  char *url;
+  char *host;
+  int port;
+  char *path;
+  int db;
+  redisAsyncContext *ac;
+  uv_timer_t timer; /* backoff and watchdog */
+  uint64_t backoff_ms;
+  uint64_t connect_deadline;
+  tally__redis_cmd_t *cmds; /* in flight, oldest first */
+  tally__redis_cmd_t *cmds_tail;
+  void (*close_cb)(tally_redis_t *r);
+};
+
+/* Parses url ("redis://HOST:PORT[/DB]" with HOST an IP address, or
+ * "unix:///PATH[?db=N]") and prepares r on loop. Nothing connects until
+ * tally_redis_start. Returns 0, or TALLY_EINVAL with err naming the
+ * problem (a host name, since hiredis resolves names with a blocking
+ * call). On error r needs no close. */
+int tally_redis_init(uv_loop_t *loop, tally_redis_t *r, const char *url,
+                     char *err, size_t errlen);
+
+/* Starts connecting; on failure it retries with exponential backoff and
+ * jitter, forever, until tally_redis_close. */
+void tally_redis_start(tally_redis_t *r);
+
+/* Sends a command with a watchdog of timeout_ms. Returns 0, or a negative
+ * code if the connection is not up (cb is then never called). */
+int tally_redis_command(tally_redis_t *r, uint64_t timeout_ms,
+                        tally_redis_cb cb, void *privdata, int argc,
+                        const char **argv, const size_t *argvlen);
+
+/* Drops the current connection (failing its commands with why) and
+ * reconnects after the backoff. */
+void tally_redis_reset(tally_redis_t *r, const char *why);
+
+/* Closes r: commands in flight fail, and close_cb runs once every handle
+ * is closed, after which r's memory may be freed. */
+void tally_redis_close(tally_redis_t *r, void (*close_cb)(tally_redis_t *r));
+
+#endif

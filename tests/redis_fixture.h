@@ -1,0 +1,34 @@
+/* A real redis-server for integration tests: started in a temporary
+ * folder on a Unix socket (and optionally a loopback port), stopped after. */
+#ifndef TALLY_REDIS_FIXTURE_H
+#define TALLY_REDIS_FIXTURE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct tr_redis_s {
+  char dir[256];
+  char sock[300];
+  char url[320]; /* unix:///... */
+  int port;      /* 0: Unix socket only */
+  bool aof;
+  pid_t pid;
+} tr_redis_t;
+
+/* Makes a temporary folder and starts redis-server there. port 0 means
+ * no TCP. Returns 0, or -1 with a message on stderr. */
+int tr_redis_start(tr_redis_t *t, int port, bool aof);
+/* Starts the server again in the same folder (after a kill). */
+int tr_redis_restart(tr_redis_t *t);
+/* Sends sig to the server. */
+void tr_redis_signal(tr_redis_t *t, int sig);
+/* Kills the server (SIGKILL) and reaps it. */
+void tr_redis_kill(tr_redis_t *t);
+/* Stops the server and removes the folder. */
+void tr_redis_stop(tr_redis_t *t);
+/* Runs a command synchronously; returns the integer reply, or -1. */
+long long tr_redis_int(tr_redis_t *t, const char *fmt, ...);
+/* A loopback TCP port nothing listens on right now. */
+int tr_free_port(void);
+
+#endif

@@ -1,0 +1,154 @@
+/* Test helpers: see support.h. */
+#include "support.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+tally_task_t *ts_task(const char *json, char *err, size_t errlen) {
+  tally_registry_t reg;
+  tally_diag_t d;
+  tally_task_t *task = NULL;
+  if (tally_registry_init(&reg) != 0)
+    return NULL;
+  tally_diag_init(&d, "task.json");
+  if (tally_task_parse(&reg, json, strlen(json), &d, &task) != 0 && err)
+    snprintf(err, errlen, "%s", d.count ? d.msgs[0] : "?");
+  tally_diag_close(&d);
+  tally_registry_close(&reg);
+  return task;
+}
+
+char *ts_task_errors(const char *json) {
+  tally_registry_t reg;
+  tally_diag_t d;
+  tally_task_t *task = NULL;
+  if (tally_registry_init(&reg) != 0)
+    return NULL;
+  tally_diag_init(&d, "task.json");
+  tally_task_parse(&reg, json, strlen(json), &d, &task);
+  tally_task_free(task);
+  size_t len = 1;
+  for (size_t i = 0; i < d.count; i++)
+    len += strlen(d.msgs[i]) + 1;
+  char *out = calloc(1, len);
+  for (size_t i = 0; out && i < d.count; i++) {
+    strcat(out, d.msgs[i]);
+    if (i + 1 < d.count)
+      strcat(out, "\n");
+  }
+  tally_diag_close(&d);
+  tally_registry_close(&reg);
+  return out;
+}
+
+size_t ts_count_lines(const char *text) {
+  if (text == NULL || text[0] == '\0')
+    return 0;
+  size_t n = 1;
+  for (const char *c = text; *c; c++)
+    n += *c == '\n';
+  return n;
+}
+
+char *ts_score_text(const tally_task_t *task, const char *job) {
+  tally_taskset_entry_t entry = {.task = (tally_task_t *)task,
+                                 .file = "task.json"};
+  tally_taskset_t ts = {.entries = &entry, .count = 1};
+  tally_engine_t e;
+  tally_buf_t out;
+  tally_engine_init(&e, &ts);
+  tally_buf_init(&out);
+  tally_engine_score(&e, job, strlen(job), NULL, &out);
+  char *text = out.data ? strdup(out.data) : NULL;
+  tally_buf_close(&out);
+  tally_engine_close(&e);
+  return text;
+}
+
+cJSON *ts_score(const tally_task_t *task, const char *job) {
+  char *text = ts_score_text(task, job);
+  cJSON *obj = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  return obj;
+}
+
+cJSON *ts_run(const char *task_json, const char *job_json) {
+  tally_task_t *task = ts_task(task_json, NULL, 0);
+  if (task == NULL)
+    return NULL;
+  cJSON *res = ts_score(task, job_json);
+  tally_task_free(task);
+  return res;
+}
+
+double ts_num(const cJSON *obj, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : -12345.0;
+}
+
+const cJSON *ts_at(const cJSON *root, const char *path) {
+  const cJSON *v = root;
+  const char *p = path;
+  while (v != NULL && *p) {
+    if (*p == '.') {
+      p++;
+    } else if (*p == '[') {
+      char *end;
+      long i = strtol(p + 1, &end, 10);
+      if (*end != ']' || i < 0)
+        return NULL;
+      v = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, (int)i) : NULL;
+      p = end + 1;
+    } else {
+      char key[128];
+      size_t n = strcspn(p, ".[");
+      if (n >= sizeof(key))
+        return NULL;
+      memcpy(key, p, n);
+      key[n] = '\0';
+      v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, key) : NULL;
+      p += n;
+    }
+  }
+  return v;
+}
+
+const char *ts_str_at(const cJSON *root, const char *path) {
+  const cJSON *v = ts_at(root, path);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+double ts_num_at(const cJSON *root, const char *path) {
+  const cJSON *v = ts_at(root, path);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+int ts_bool_at(const cJSON *root, const char *path) {
+  const cJSON *v = ts_at(root, path);
+  return cJSON_IsBool(v) ? cJSON_IsTrue(v) : -1;
+}
+
+int ts_len_at(const cJSON *root, const char *path) {
+  const cJSON *v = ts_at(root, path);
+  return cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+}
+
+char *ts_json_at(const cJSON *root, const char *path) {
+  const cJSON *v = ts_at(root, path);
+  return v ? cJSON_PrintUnformatted(v) : strdup("<missing>");
+}
+
+const char *ts_job(size_t n, const char *const *codenames,
+                   const double *outcomes) {
+  static char buf[8192];
+  size_t used = (size_t)snprintf(buf, sizeof(buf),
+                                 "{\"submission\": 1, \"evaluations\": {");
+  for (size_t i = 0; i < n && used < sizeof(buf); i++)
+    used += (size_t)snprintf(buf + used, sizeof(buf) - used,
+                             "%s\"%s\": %.17g", i ? ", " : "", codenames[i],
+                             outcomes[i]);
+  if (used < sizeof(buf))
+    snprintf(buf + used, sizeof(buf) - used, "}}");
+  return buf;
+}

@@ -1,0 +1,213 @@
+/* The libuv glue for hiredis against a real redis-server: commands,
+ * refused and reset connections, a frozen server, and a restart. */
+#include "daemon/redis.h"
+#include "redis_fixture.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <string.h>
+
+typedef struct probe_s {
+  int ups;
+  int downs;
+  int replies;
+  int failed;
+  char last[256];
+  char down_why[256];
+} probe_t;
+
+static uv_loop_t loop;
+static tally_redis_t conn;
+static probe_t probe;
+static tr_redis_t server;
+
+static void on_up(tally_redis_t *r) {
+  (void)r;
+  probe.ups++;
+}
+
+static void on_down(tally_redis_t *r, const char *why) {
+  (void)r;
+  probe.downs++;
+  snprintf(probe.down_why, sizeof(probe.down_why), "%s", why);
+}
+
+static void on_reply(tally_redis_t *r, redisReply *reply, void *privdata) {
+  (void)privdata;
+  if (reply == NULL) {
+    probe.failed++;
+    snprintf(probe.last, sizeof(probe.last), "%s", r->why);
+    return;
+  }
+  probe.replies++;
+  snprintf(probe.last, sizeof(probe.last), "%s",
+           reply->str ? reply->str : "");
+}
+
+/* Runs the loop until *flag reaches want or ms pass. */
+static bool run_until(const int *flag, int want, uint64_t ms) {
+  uint64_t end = uv_now(&loop) + ms;
+  while (*flag < want && uv_now(&loop) < end) {
+    uv_run(&loop, UV_RUN_NOWAIT);
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    uv_update_time(&loop);
+  }
+  return *flag >= want;
+}
+
+static void open_conn(const char *url) {
+  char err[256];
+  memset(&probe, 0, sizeof(probe));
+  cr_assert_eq(uv_loop_init(&loop), 0);
+  cr_assert_eq(tally_redis_init(&loop, &conn, url, err, sizeof(err)), 0, "%s",
+               err);
+  conn.on_up = on_up;
+  conn.on_down = on_down;
+  conn.backoff_min_ms = 20;
+  conn.backoff_max_ms = 200;
+  tally_redis_start(&conn);
+}
+
+static void close_conn(void) {
+  tally_redis_close(&conn, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  cr_expect_eq(uv_loop_close(&loop), 0, "the loop closes cleanly");
+}
+
+static void ping(void) {
+  const char *argv[] = {"PING"};
+  size_t lens[] = {4};
+  cr_assert_eq(tally_redis_command(&conn, 1000, on_reply, NULL, 1, argv, lens),
+               0);
+}
+
+static void start_server(void) {
+  cr_assert_eq(tr_redis_start(&server, tr_free_port(), false), 0);
+}
+
+static void stop_server(void) {
+  tr_redis_stop(&server);
+}
+
+TestSuite(redis, .init = start_server, .fini = stop_server, .timeout = 30);
+
+Test(redis, runs_a_command_over_a_unix_socket) {
+  open_conn(server.url);
+  cr_assert(run_until(&probe.ups, 1, 2000));
+  ping();
+  cr_assert(run_until(&probe.replies, 1, 2000));
+  cr_expect_str_eq(probe.last, "PONG");
+  close_conn();
+}
+
+Test(redis, runs_a_command_over_tcp_and_selects_the_database) {
+  char url[64];
+  snprintf(url, sizeof(url), "redis://127.0.0.1:%d/3", server.port);
+  open_conn(url);
+  cr_assert(run_until(&probe.ups, 1, 2000), "%s", conn.why);
+  const char *argv[] = {"CLIENT", "INFO"};
+  size_t lens[] = {6, 4};
+  cr_assert_eq(tally_redis_command(&conn, 1000, on_reply, NULL, 2, argv, lens),
+               0);
+  cr_assert(run_until(&probe.replies, 1, 2000));
+  cr_expect(strstr(probe.last, "db=3") != NULL, "%s", probe.last);
+  close_conn();
+}
+
+Test(redis, refuses_host_names_and_bad_urls) {
+  char err[256];
+  uv_loop_t l;
+  tally_redis_t r;
+  uv_loop_init(&l);
+  cr_expect_neq(tally_redis_init(&l, &r, "redis://localhost:6379", err,
+                                 sizeof(err)),
+                0);
+  cr_expect(strstr(err, "host names") != NULL, "%s", err);
+  cr_expect_neq(tally_redis_init(&l, &r, "http://x", err, sizeof(err)), 0);
+  cr_expect_neq(tally_redis_init(&l, &r, "unix://relative", err, sizeof(err)),
+                0);
+  cr_expect_eq(uv_loop_close(&l), 0);
+}
+
+Test(redis, retries_a_refused_connection_with_backoff_without_spinning) {
+  char url[64];
+  int port = tr_free_port();
+  snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
+  open_conn(url);
+  int never = 0;
+  run_until(&never, 1, 1000);
+  cr_expect_eq(probe.ups, 0);
+  /* Backoff from 20 ms doubling to 200 ms: a handful of tries a second,
+   * neither one (a hang) nor hundreds (a spin). */
+  cr_expect_geq(conn.attempts, 3, "attempts: %llu",
+                (unsigned long long)conn.attempts);
+  cr_expect_leq(conn.attempts, 40, "attempts: %llu",
+                (unsigned long long)conn.attempts);
+  cr_expect(strstr(conn.why, "refused") != NULL, "why: %s", conn.why);
+  close_conn();
+}
+
+Test(redis, retries_a_missing_unix_socket_until_the_server_appears) {
+  char url[400];
+  snprintf(url, sizeof(url), "unix://%s/nothing.sock", server.dir);
+  open_conn(url);
+  int never = 0;
+  run_until(&never, 1, 300);
+  cr_expect_eq(probe.ups, 0);
+  cr_expect_geq(conn.attempts, 2);
+  close_conn();
+}
+
+Test(redis, runs_the_disconnect_path_on_a_connection_reset) {
+  open_conn(server.url);
+  cr_assert(run_until(&probe.ups, 1, 2000));
+  cr_assert_geq(tr_redis_int(&server, "CLIENT KILL TYPE normal SKIPME yes"), 1);
+  cr_assert(run_until(&probe.downs, 1, 2000), "on_down ran");
+  cr_expect(strstr(probe.down_why, "connection lost") != NULL, "%s",
+            probe.down_why);
+  cr_assert(run_until(&probe.ups, 2, 3000), "it reconnects");
+  close_conn();
+}
+
+Test(redis, fires_the_watchdog_when_the_server_is_frozen) {
+  open_conn(server.url);
+  cr_assert(run_until(&probe.ups, 1, 2000));
+  tr_redis_signal(&server, SIGSTOP);
+  const char *argv[] = {"PING"};
+  size_t lens[] = {4};
+  cr_assert_eq(tally_redis_command(&conn, 200, on_reply, NULL, 1, argv, lens),
+               0);
+  cr_assert(run_until(&probe.failed, 1, 2000), "the command failed");
+  cr_expect(strstr(probe.last, "not responding") != NULL, "%s", probe.last);
+  cr_expect_eq(probe.downs, 1);
+  tr_redis_signal(&server, SIGCONT);
+  cr_assert(run_until(&probe.ups, 2, 5000), "it reconnects after SIGCONT");
+  close_conn();
+}
+
+Test(redis, reconnects_after_the_server_is_killed_and_restarted) {
+  open_conn(server.url);
+  cr_assert(run_until(&probe.ups, 1, 2000));
+  ping();
+  tr_redis_kill(&server);
+  cr_assert(run_until(&probe.downs, 1, 2000));
+  cr_expect_leq(probe.replies + probe.failed, 1, "the PING ended once");
+  cr_assert_eq(tr_redis_restart(&server), 0);
+  cr_assert(run_until(&probe.ups, 2, 5000), "%s", conn.why);
+  ping();
+  cr_assert(run_until(&probe.replies, 1 + probe.replies, 2000));
+  close_conn();
+}
+
+Test(redis, fails_commands_in_flight_when_closed) {
+  open_conn(server.url);
+  cr_assert(run_until(&probe.ups, 1, 2000));
+  tr_redis_signal(&server, SIGSTOP);
+  ping();
+  tally_redis_close(&conn, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  cr_expect_eq(probe.failed, 1);
+  cr_expect_eq(uv_loop_close(&loop), 0);
+  tr_redis_signal(&server, SIGCONT);
+}
