@@ -32,6 +32,43 @@ typedef struct glue_s {
 static void connect_now(tally_redis_t *r);
 static void on_timer(uv_timer_t *t);
 
+/* Fills the endpoint of r from url. Returns NULL, or what is wrong. */
+static const char *parse_url(tally_redis_t *r, const char *url) {
+  if (strncmp(url, "unix://", 7) == 0) {
+    const char *path = url + 7;
+    const char *q = strstr(path, "?db=");
+    size_t len = q ? (size_t)(q - path) : strlen(path);
+    if (len == 0 || path[0] != '/')
+      return "a Unix socket URL is unix:///PATH[?db=N]";
+    r->db = q ? atoi(q + 4) : 0;
+    r->path = strndup(path, len);
+    return r->path ? NULL : "out of memory";
+  }
+  if (strncmp(url, "redis://", 8) != 0)
+    return "expected redis://IP:PORT[/DB] or unix:///PATH";
+  const char *host = url + 8;
+  const char *colon = strrchr(host, ':');
+  if (colon == NULL)
+    return "a TCP URL is redis://IP:PORT[/DB]";
+  char *end;
+  long port = strtol(colon + 1, &end, 10);
+  if (*end == '/')
+    r->db = atoi(end + 1);
+  else if (*end != '\0')
+    port = 0;
+  if (port <= 0 || port > 65535)
+    return "the port must be a number from 1 to 65535";
+  r->port = (int)port;
+  r->host = strndup(host, (size_t)(colon - host));
+  if (r->host == NULL)
+    return "out of memory";
+  unsigned char addr[16];
+  if (inet_pton(AF_INET, r->host, addr) != 1 &&
+      inet_pton(AF_INET6, r->host, addr) != 1)
+    return "the host must be an IP address (host names are not resolved)";
+  return NULL;
+}
+
 int tally_redis_init(uv_loop_t *loop, tally_redis_t *r, const char *url,
                      char *err, size_t errlen) {
   memset(r, 0, sizeof(*r));
@@ -40,60 +77,14 @@ int tally_redis_init(uv_loop_t *loop, tally_redis_t *r, const char *url,
   r->backoff_min_ms = 100;
   r->backoff_max_ms = 5000;
   r->url = strdup(url);
-  if (r->url == NULL) {
-    snprintf(err, errlen, "out of memory");
-    return TALLY_ENOMEM;
-  }
-  if (strncmp(url, "unix://", 7) == 0) {
-    const char *path = url + 7;
-    const char *q = strstr(path, "?db=");
-    size_t len = q ? (size_t)(q - path) : strlen(path);
-    if (len == 0 || path[0] != '/') {
-      snprintf(err, errlen, "%s: a Unix socket URL is unix:///PATH", url);
-      free(r->url);
-      return TALLY_EINVAL;
-    }
-    r->path = strndup(path, len);
-    r->db = q ? atoi(q + 4) : 0;
-  } else if (strncmp(url, "redis://", 8) == 0) {
-    const char *host = url + 8;
-    const char *colon = strrchr(host, ':');
-    if (colon == NULL) {
-      snprintf(err, errlen, "%s: a TCP URL is redis://IP:PORT[/DB]", url);
-      free(r->url);
-      return TALLY_EINVAL;
-    }
-    r->host = strndup(host, (size_t)(colon - host));
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (r->host != NULL && *end == '/')
-      r->db = atoi(end + 1);
-    else if (r->host != NULL && *end != '\0')
-      port = 0;
-    unsigned char addr[16];
-    if (r->host == NULL || port <= 0 || port > 65535 ||
-        (inet_pton(AF_INET, r->host, addr) != 1 &&
-         inet_pton(AF_INET6, r->host, addr) != 1)) {
-      snprintf(err, errlen,
-               "%s: a TCP URL is redis://IP:PORT[/DB] with an IP address "
-               "(host names are not resolved)",
-               url);
-      free(r->host);
-      free(r->url);
-      r->host = NULL;
-      return TALLY_EINVAL;
-    }
-    r->port = (int)port;
-  } else {
-    snprintf(err, errlen,
-             "%s: expected redis://IP:PORT[/DB] or unix:///PATH", url);
+  const char *bad = r->url ? parse_url(r, url) : "out of memory";
+  if (bad != NULL) {
+    snprintf(err, errlen, "%s: %s", url, bad);
     free(r->url);
+    free(r->host);
+    free(r->path);
+    memset(r, 0, sizeof(*r));
     return TALLY_EINVAL;
-  }
-  if (r->path == NULL && r->host == NULL) {
-    free(r->url);
-    snprintf(err, errlen, "out of memory");
-    return TALLY_ENOMEM;
   }
   r->backoff_ms = r->backoff_min_ms;
   uv_timer_init(loop, &r->timer);
