@@ -76,7 +76,7 @@ ParameterizedTest(sum_case_t *c, sum, rounds_totals_to_the_exact_decimal) {
 typedef struct label_case_s {
   double parameter;
   double outcome;
-  const char *label;
+  char label[32]; /* inline: parameters are copied into the test process */
 } label_case_t;
 
 ParameterizedTestParameters(sum, labels_each_testcase_by_its_score) {
