@@ -1,6 +1,7 @@
 /* Test helpers: see support.h. */
 #include "support.h"
 
+#include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,4 +152,66 @@ const char *ts_job(size_t n, const char *const *codenames,
   if (used < sizeof(buf))
     snprintf(buf + used, sizeof(buf) - used, "}}");
   return buf;
+}
+
+void ts_expect_group_case(const char *type, const char *params,
+                          const ts_group_case_t *c) {
+  static const char *const codenames[] = {"0", "1", "2", "3"};
+  char task_json[1024];
+  snprintf(task_json, sizeof(task_json),
+           "{\"name\": \"g\", \"score_type\": \"%s\", "
+           "\"score_type_parameters\": %s, \"testcases\": {\"0\": true, "
+           "\"1\": true, \"2\": false, \"3\": false}, "
+           "\"score_precision\": 2}",
+           type, params);
+  char err[512] = "";
+  tally_task_t *task = ts_task(task_json, err, sizeof(err));
+  cr_assert_not_null(task, "%s", err);
+  cJSON *res = ts_score(task, ts_job(4, codenames, c->outcomes));
+  cr_assert_not_null(res);
+  cr_assert_null(ts_at(res, "error"), "%s", ts_str_at(res, "error"));
+  cr_expect(ts_num(res, "score") == c->score, "score: expected %.17g, got "
+            "%.17g", c->score, ts_num(res, "score"));
+  cr_expect(ts_num(res, "public_score") == c->public_score,
+            "public_score: expected %.17g, got %.17g", c->public_score,
+            ts_num(res, "public_score"));
+  cr_expect(ts_num(res, "max_score") == 100.0);
+  cr_expect(ts_num(res, "max_public_score") == 40.0);
+  cr_assert_eq(ts_len_at(res, "details"), 2);
+  for (int s = 0; s < 2; s++) {
+    char path[64];
+    snprintf(path, sizeof(path), "details[%d].score_fraction", s);
+    cr_expect(fabs(ts_num_at(res, path) - c->fractions[s]) < 1e-12,
+              "%s: expected %.17g, got %.17g", path, c->fractions[s],
+              ts_num_at(res, path));
+    snprintf(path, sizeof(path), "details[%d].score", s);
+    cr_expect(ts_num_at(res, path) == c->st_scores[s],
+              "%s: expected %.17g, got %.17g", path, c->st_scores[s],
+              ts_num_at(res, path));
+    char want[64];
+    snprintf(want, sizeof(want), "%g", c->st_scores[s]);
+    snprintf(path, sizeof(path), "ranking_details[%d]", s);
+    const char *got = ts_str_at(res, path);
+    cr_expect(got != NULL && strcmp(got, want) == 0,
+              "%s: expected %s, got %s", path, want, got ? got : "(none)");
+  }
+  cJSON_Delete(res);
+  tally_task_free(task);
+}
+
+const char *ts_label_of(const char *task_json, double outcome) {
+  static char label[64];
+  char job[128];
+  snprintf(job, sizeof(job), "{\"evaluations\": {\"a\": %.17g}}", outcome);
+  cJSON *res = ts_run(task_json, job);
+  const char *got = ts_str_at(res, "details[0].outcome");
+  if (got == NULL)
+    got = ts_str_at(res, "details[0].testcases[0].outcome");
+  if (got == NULL) {
+    cJSON_Delete(res);
+    return NULL;
+  }
+  snprintf(label, sizeof(label), "%s", got);
+  cJSON_Delete(res);
+  return label;
 }

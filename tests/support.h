@@ -56,6 +56,27 @@ char *ts_json_at(const cJSON *root, const char *path);
 const char *ts_job(size_t n, const char *const *codenames,
                    const double *outcomes);
 
+/* One row of the group score-type tables. The task has testcases "0" to
+ * "3", of which "0" and "1" are public, two subtasks over them (the first
+ * all public, the second all private), and score_precision 2. */
+typedef struct ts_group_case_s {
+  double outcomes[4];     /* for "0" to "3" */
+  double score;           /* expected totals, exact */
+  double public_score;
+  double fractions[2];    /* expected score_fraction of each subtask */
+  double st_scores[2];    /* expected (rounded) score of each subtask */
+} ts_group_case_t;
+
+/* Scores c's outcomes with a task of type and params (the JSON of
+ * score_type_parameters, with max scores 40 and 60) and checks every
+ * number of the result against c with Criterion expectations. */
+void ts_expect_group_case(const char *type, const char *params,
+                          const ts_group_case_t *c);
+
+/* The label that task_json, a task whose only testcase is "a", gives to
+ * outcome; NULL if the job is not scored. Returns a static buffer. */
+const char *ts_label_of(const char *task_json, double outcome);
+
 /* Tests of engine behaviour that does not match the spec yet. They skip,
  * naming the discrepancy, unless TALLY_TEST_KNOWN_BUGS is set in the
  * environment, in which case they run (and fail until the engine is
