@@ -140,6 +140,54 @@ char *ts_json_at(const cJSON *root, const char *path) {
   return v ? cJSON_PrintUnformatted(v) : strdup("<missing>");
 }
 
+char *ts_idx_list_at(const cJSON *root, const char *path) {
+  const cJSON *arr = ts_at(root, path);
+  if (!cJSON_IsArray(arr))
+    return strdup("<missing>");
+  size_t len = 1;
+  for (const cJSON *e = arr->child; e; e = e->next) {
+    const cJSON *idx = cJSON_GetObjectItemCaseSensitive(e, "idx");
+    len += (cJSON_IsString(idx) ? strlen(idx->valuestring) : 24) + 1;
+  }
+  char *out = calloc(1, len);
+  for (const cJSON *e = arr->child; out && e; e = e->next) {
+    const cJSON *idx = cJSON_GetObjectItemCaseSensitive(e, "idx");
+    if (e != arr->child)
+      strcat(out, ",");
+    if (cJSON_IsString(idx))
+      strcat(out, idx->valuestring);
+    else if (cJSON_IsNumber(idx))
+      snprintf(out + strlen(out), 24, "%g", idx->valuedouble);
+    else
+      strcat(out, "?");
+  }
+  return out;
+}
+
+static int cmp_cstr(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char *ts_keys_at(const cJSON *root, const char *path) {
+  const cJSON *obj = ts_at(root, path);
+  if (!cJSON_IsObject(obj))
+    return strdup("<missing>");
+  const char *keys[64];
+  size_t n = 0, len = 1;
+  for (const cJSON *m = obj->child; m && n < 64; m = m->next) {
+    keys[n++] = m->string;
+    len += strlen(m->string) + 1;
+  }
+  qsort(keys, n, sizeof(keys[0]), cmp_cstr);
+  char *out = calloc(1, len);
+  for (size_t i = 0; out && i < n; i++) {
+    if (i > 0)
+      strcat(out, ",");
+    strcat(out, keys[i]);
+  }
+  return out;
+}
+
 const char *ts_job(size_t n, const char *const *codenames,
                    const double *outcomes) {
   static char buf[8192];

@@ -50,6 +50,16 @@ int ts_len_at(const cJSON *root, const char *path);
  * when absent); the caller frees it. */
 char *ts_json_at(const cJSON *root, const char *path);
 
+/* The "idx" members of the objects in the array at path, joined by
+ * commas ("a,b,c"), in a malloc'ed string the caller frees; "<missing>"
+ * when there is no array. */
+char *ts_idx_list_at(const cJSON *root, const char *path);
+
+/* The member names of the object at path, sorted and joined by commas,
+ * in a malloc'ed string the caller frees; "<missing>" when there is no
+ * object. */
+char *ts_keys_at(const cJSON *root, const char *path);
+
 /* A job in the usual shape: {"submission": 1, "evaluations": {...}}, with
  * codenames[i] getting outcomes[i] (printed exactly). Returns a static
  * buffer, overwritten by the next call. */
