@@ -25,11 +25,9 @@ static void put_bool(tally_buf_t *b, bool v) {
 }
 
 /* CMS marks a testcase as over its time limit exactly when its text is
- * ["Execution timed out"]; the bare string counts the same. */
+ * the list ["Execution timed out"]; a bare string does not count. */
 static bool timed_out(const cJSON *text) {
   static const char msg[] = "Execution timed out";
-  if (cJSON_IsString(text))
-    return strcmp(text->valuestring, msg) == 0;
   return cJSON_IsArray(text) && text->child != NULL &&
          text->child->next == NULL && cJSON_IsString(text->child) &&
          strcmp(text->child->valuestring, msg) == 0;
