@@ -20,6 +20,15 @@ static void put_key(tally_buf_t *b, const char *key) {
   tally_buf_puts(b, "\":");
 }
 
+/* Writes ,"key":v (or "key":v when first). */
+static void put_num_member(tally_buf_t *b, const char *key, double v,
+                           bool first) {
+  if (!first)
+    tally_buf_putc(b, ',');
+  put_key(b, key);
+  tally_json_num(b, v);
+}
+
 static void put_bool(tally_buf_t *b, bool v) {
   tally_buf_puts(b, v ? "true" : "false");
 }
@@ -105,14 +114,9 @@ static void put_details(tally_buf_t *b, const tally_task_t *task,
     st_spans[2 * s] = b->len;
     snprintf(head, sizeof(head), "{\"idx\":%zu,", s);
     tally_buf_puts(b, head);
-    put_key(b, "score_fraction");
-    tally_json_num(b, st->fraction);
-    tally_buf_putc(b, ',');
-    put_key(b, "score");
-    tally_json_num(b, st->rounded);
-    tally_buf_putc(b, ',');
-    put_key(b, "max_score");
-    tally_json_num(b, task->subtasks[s].max_score);
+    put_num_member(b, "score_fraction", st->fraction, true);
+    put_num_member(b, "score", st->rounded, false);
+    put_num_member(b, "max_score", task->subtasks[s].max_score, false);
     tally_buf_putc(b, ',');
     put_key(b, "testcases");
     tally_buf_putc(b, '[');
@@ -214,18 +218,10 @@ int tally_render_result(tally_render_t *r, tally_buf_t *b,
     put_key(b, "participant");
     tally_json_value(b, job->participant);
   }
-  tally_buf_putc(b, ',');
-  put_key(b, "score");
-  tally_json_num(b, res->score);
-  tally_buf_putc(b, ',');
-  put_key(b, "max_score");
-  tally_json_num(b, task->max_score);
-  tally_buf_putc(b, ',');
-  put_key(b, "public_score");
-  tally_json_num(b, res->public_score);
-  tally_buf_putc(b, ',');
-  put_key(b, "max_public_score");
-  tally_json_num(b, task->max_public_score);
+  put_num_member(b, "score", res->score, false);
+  put_num_member(b, "max_score", task->max_score, false);
+  put_num_member(b, "public_score", res->public_score, false);
+  put_num_member(b, "max_public_score", task->max_public_score, false);
   tally_buf_putc(b, ',');
   put_key(b, "details");
   if (res->evaluated)
