@@ -379,3 +379,67 @@ Test(cli, exits_2_with_usage_without_a_task_option) {
   cr_expect_eq(r.status, 2);
   run_free(&r);
 }
+
+Test(cli, accepts_crlf_line_ends_and_skips_blank_lines) {
+  write_tasks();
+  write_file("jobs.jsonl", "\r\n" JOB_S("s1") "\r\n   \n");
+  write_file("crlf.jsonl", "{\"submission\": \"s2\", \"task\": \"sum\", "
+                           "\"evaluations\": {\"0\": 1, \"1\": 1, \"2\": 1, "
+                           "\"3\": 1}}\r\n\r\n");
+  run_t r = run((const char *[]){"score", "--tasks", at("tasks"),
+                                 at("jobs.jsonl"), at("crlf.jsonl"), NULL},
+                NULL);
+  cr_expect_eq(r.status, 0, "stdout: %s\nstderr: %s", r.out, r.err);
+  char *lines[8];
+  cr_expect_eq(lines_of(r.out, lines, 8), 2, "%s", r.out);
+  run_free(&r);
+}
+
+Test(cli, exits_2_when_a_checked_path_does_not_exist) {
+  run_t r = run((const char *[]){"check", at("nothing-here"), NULL}, NULL);
+  cr_expect_eq(r.status, 2);
+  cr_expect(strstr(r.err, "nothing-here") != NULL, "%s", r.err);
+  run_free(&r);
+}
+
+Test(cli, exits_2_on_a_folder_without_task_configs) {
+  cr_assert_eq(mkdir(at("empty"), 0755), 0);
+  run_t r = run((const char *[]){"score", "--tasks", at("empty"), NULL}, NULL);
+  cr_expect_eq(r.status, 2);
+  cr_expect_str_eq(r.out, "");
+  cr_expect(strstr(r.err, "no task configs") != NULL, "%s", r.err);
+  run_free(&r);
+}
+
+#define GROUPMAX_TASK                                                          \
+  "{\"name\": \"m\", \"score_type\": \"GroupMax\", "                           \
+  "\"score_type_parameters\": [[40, 1], [60, 2]], \"testcases\": {\"a\": "     \
+  "true, \"b\": true, \"c\": true}}"
+
+Test(cli, scores_plugin_types_loaded_with_plugins) {
+  write_file("max.json", GROUPMAX_TASK);
+  write_file("jobs.jsonl", "{\"evaluations\": {\"a\": 0, \"b\": 0, \"c\": "
+                           "1}}\n");
+  run_t r = run((const char *[]){"score", "--plugins",
+                                 TALLY_BINARY_DIR "/plugins", "--task",
+                                 at("max.json"), at("jobs.jsonl"), NULL},
+                NULL);
+  cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+  cJSON *res = cJSON_Parse(r.out);
+  cr_assert_not_null(res, "%s", r.out);
+  cr_expect_eq(ts_num(res, "score"), 60);
+  cJSON_Delete(res);
+  run_free(&r);
+  r = run((const char *[]){"check", "--plugins", TALLY_BINARY_DIR "/plugins",
+                           at("max.json"), NULL},
+          NULL);
+  cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+  cr_expect(strstr(r.out, "ok: task m, GroupMax") != NULL, "%s", r.out);
+  run_free(&r);
+  /* Without the plugin, the type is unknown. */
+  r = run((const char *[]){"check", at("max.json"), NULL}, NULL);
+  cr_expect_eq(r.status, 2);
+  cr_expect(strstr(r.err, "unknown score type \"GroupMax\"") != NULL, "%s",
+            r.err);
+  run_free(&r);
+}
