@@ -50,6 +50,11 @@ ParameterizedTestParameters(group_targets, selects_the_expected_testcases) {
       {"{\"\\u00e91\": true, \"e1\": true, \"ab1\": true}",
        "[[50, \".1$\"], [50, \"ab\"]]",
        {"e1,\xc3\xa9" "1", "ab1"}},
+      /* An empty regex matches every codename, as re.match("", x) does;
+       * inline flags work too. */
+      {"{\"a\": true, \"b\": true}",
+       "[[50, \"\"], [50, \"(?i)B\"]]",
+       {"a,b", "b"}},
       /* Explicit lists keep their order and may overlap. */
       {"{\"a\": true, \"b\": true, \"c\": true}",
        "[[50, [\"c\", \"a\"]], [50, [\"b\", \"c\"]]]",

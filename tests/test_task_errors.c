@@ -235,6 +235,16 @@ ParameterizedTest(config_case_t *c, task_errors,
   free(errors);
 }
 
+Test(task_errors, names_the_line_of_invalid_json) {
+  char *errors = ts_task_errors("{\n\"name\": \"t\",\n  oops\n}");
+  cr_assert_not_null(errors);
+  cr_expect(strstr(errors, "task.json: invalid JSON at line 3, column") !=
+                NULL,
+            "%s", errors);
+  cr_expect_eq(ts_count_lines(errors), 1, "%s", errors);
+  free(errors);
+}
+
 Test(task_errors, collects_every_error_of_a_task_not_just_the_first) {
   char *errors = ts_task_errors(
       "{\"name\": \"t\", \"score_type\": \"GroupThreshold\", "
