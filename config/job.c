@@ -175,9 +175,15 @@ static int decode_eval(const cJSON *v, tally_eval_t *ev, unsigned flags,
     return job_error(err, errlen, path, "outcome must be a finite number");
   ev->outcome = outcome->valuedouble;
   if ((flags & TALLY_SCORE_UNIT_OUTCOMES) &&
-      (ev->outcome < 0.0 || ev->outcome > 1.0))
-    return job_error(err, errlen, path,
-                     "outcome %g is outside [0, 1]", ev->outcome);
+      (ev->outcome < 0.0 || ev->outcome > 1.0)) {
+    /* The shortest digits that name the value exactly, so 1.0000001 is
+     * not shown as 1. */
+    char num[32];
+    snprintf(num, sizeof(num), "%.15g", ev->outcome);
+    if (strtod(num, NULL) != ev->outcome)
+      snprintf(num, sizeof(num), "%.17g", ev->outcome);
+    return job_error(err, errlen, path, "outcome %s is outside [0, 1]", num);
+  }
   return 0;
 }
 

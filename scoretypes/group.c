@@ -235,19 +235,30 @@ static int decode_entry_object(group_ctx_t *g, size_t entry, const cJSON *e,
                                tally_subtask_t *st) {
   bool threshold = g->task->type->flags & TALLY_SCORE_THRESHOLD;
   bool seen_max = false, seen_tcs = false, seen_threshold = false;
+  bool seen_show = false;
   int rc = 0;
   for (const cJSON *m = e->child; m; m = m->next) {
     size_t old = tally_jpath_key(g->path, m->string);
-    if (strcmp(m->string, "max_score") == 0) {
+    bool *seen = strcmp(m->string, "max_score") == 0   ? &seen_max
+                 : strcmp(m->string, "testcases") == 0 ? &seen_tcs
+                 : strcmp(m->string, "threshold") == 0 && threshold
+                     ? &seen_threshold
+                 : strcmp(m->string, "always_show_testcases") == 0
+                     ? &seen_show
+                     : NULL;
+    if (seen != NULL && *seen) {
+      rc |= tally_diag_add(g->d, g->path, "key appears twice");
+    } else if (seen == &seen_max) {
       seen_max = true;
       rc |= decode_max_score(g, m, &st->max_score);
-    } else if (strcmp(m->string, "testcases") == 0) {
+    } else if (seen == &seen_tcs) {
       seen_tcs = true;
       rc |= decode_targets(g, entry, m, st);
-    } else if (strcmp(m->string, "threshold") == 0 && threshold) {
+    } else if (seen == &seen_threshold) {
       seen_threshold = true;
       rc |= decode_threshold(g, m, &st->threshold);
-    } else if (strcmp(m->string, "always_show_testcases") == 0) {
+    } else if (seen == &seen_show) {
+      seen_show = true;
       if (!cJSON_IsBool(m))
         rc |= tally_diag_add(g->d, g->path,
                              "always_show_testcases must be true or false");

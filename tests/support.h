@@ -87,14 +87,5 @@ void ts_expect_group_case(const char *type, const char *params,
  * outcome; NULL if the job is not scored. Returns a static buffer. */
 const char *ts_label_of(const char *task_json, double outcome);
 
-/* Tests of engine behaviour that does not match the spec yet. They skip,
- * naming the discrepancy, unless TALLY_TEST_KNOWN_BUGS is set in the
- * environment, in which case they run (and fail until the engine is
- * fixed). */
-#define TS_KNOWN_BUG(why)                                                      \
-  do {                                                                         \
-    if (getenv("TALLY_TEST_KNOWN_BUGS") == NULL)                               \
-      cr_skip_test("known engine discrepancy: %s", why);                       \
-  } while (0)
 
 #endif

@@ -82,7 +82,7 @@ ParameterizedTestParameters(job_errors, names_the_field_and_the_problem) {
       {SUM, EVALS("\"0\": 2, " REST),
        "evaluations[\"0\"]: outcome 2 is outside [0, 1]"},
       {GMUL, EVALS("\"0\": 1.0000001, " REST),
-       "evaluations[\"0\"]: outcome 1 is outside [0, 1]"},
+       "evaluations[\"0\"]: outcome 1.0000001 is outside [0, 1]"},
       {GMUL, EVALS("\"0\": {\"outcome\": -1}, " REST),
        "evaluations[\"0\"].outcome: outcome -1 is outside [0, 1]"},
       /* Evaluation objects are strict. */

@@ -309,9 +309,6 @@ Test(task_errors, rejects_a_subtask_object_that_names_testcases_twice) {
   /* A repeated key inside a subtask object is an error like any other
    * repeated key, and must not decode the targets twice (the second
    * decoding writes past the first one's buffer). */
-  TS_KNOWN_BUG("a subtask object with \"testcases\" twice is accepted, and "
-               "decodes the targets twice into a buffer sized for one "
-               "(scoretypes/group.c: decode_entry_object)");
   char *errors = ts_task_errors(
       MIN("[{\"max_score\": 40, \"testcases\": \".*\", \"testcases\": "
           "\".*\"}]"));
@@ -323,8 +320,6 @@ Test(task_errors, rejects_a_subtask_object_that_names_testcases_twice) {
 }
 
 Test(task_errors, rejects_a_subtask_object_that_names_max_score_twice) {
-  TS_KNOWN_BUG("a subtask object with \"max_score\" twice is accepted, the "
-               "last one winning (scoretypes/group.c: decode_entry_object)");
   char *errors = ts_task_errors(
       MIN("[{\"max_score\": 40, \"max_score\": 50, \"testcases\": 4}]"));
   cr_assert_not_null(errors);
