@@ -15,16 +15,16 @@ void tally_jpath_init(tally_jpath_t *p) {
 
 /* Appends s, marking a cut path with "..." when the buffer is full. */
 static void jpath_append(tally_jpath_t *p, const char *s) {
-  size_t room = sizeof(p->buf) - p->len;
-  int n = snprintf(p->buf + p->len, room, "%s", s);
-  if (n < 0)
-    return;
-  if ((size_t)n >= room) {
+  size_t n = strlen(s);
+  if (p->len + n >= sizeof(p->buf)) {
+    if (p->len < sizeof(p->buf) - 4)
+      memcpy(p->buf + p->len, s, sizeof(p->buf) - 4 - p->len);
     memcpy(p->buf + sizeof(p->buf) - 4, "...", 4);
     p->len = sizeof(p->buf) - 1;
     return;
   }
-  p->len += (size_t)n;
+  memcpy(p->buf + p->len, s, n + 1);
+  p->len += n;
 }
 
 static int is_identifier(const char *key) {

@@ -22,21 +22,49 @@ void tally_job_close(tally_job_t *job) {
 }
 
 /* Writes "path: message" to err and returns TALLY_EJOB. */
-static int job_error(char *err, size_t errlen, const tally_jpath_t *path,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int job_error(char *err, size_t errlen, const tally_jpath_t *path,
-                     const char *fmt, ...) {
+static int job_verror(char *err, size_t errlen, const tally_jpath_t *path,
+                      const char *fmt, va_list ap) {
   size_t used = 0;
   if (path != NULL && path->len > 0) {
     int n = snprintf(err, errlen, "%s: ", path->buf);
     used = n > 0 && (size_t)n < errlen ? (size_t)n : 0;
   }
+  vsnprintf(err + used, errlen - used, fmt, ap);
+  return TALLY_EJOB;
+}
+
+static int job_error(char *err, size_t errlen, const tally_jpath_t *path,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int job_error(char *err, size_t errlen, const tally_jpath_t *path,
+                     const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err + used, errlen - used, fmt, ap);
+  int rc = job_verror(err, errlen, path, fmt, ap);
   va_end(ap);
-  return TALLY_EJOB;
+  return rc;
+}
+
+/* Reports an error at evaluations[codename], or at its member sub. The
+ * path is built here, on the error path only: a valid job formats none. */
+static int eval_error(char *err, size_t errlen, const char *codename,
+                      const char *sub, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int eval_error(char *err, size_t errlen, const char *codename,
+                      const char *sub, const char *fmt, ...) {
+  tally_jpath_t path;
+  tally_jpath_init(&path);
+  tally_jpath_key(&path, "evaluations");
+  if (codename != NULL)
+    tally_jpath_key(&path, codename);
+  if (sub != NULL)
+    tally_jpath_key(&path, sub);
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = job_verror(err, errlen, &path, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 static bool is_id(const cJSON *v) {
@@ -128,7 +156,9 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len,
 
 /* Decodes one evaluation: a bare outcome, or an object. */
 static int decode_eval(const cJSON *v, tally_eval_t *ev, unsigned flags,
-                       tally_jpath_t *path, char *err, size_t errlen) {
+                       char *err, size_t errlen) {
+  const char *name = v->string;
+  const char *at = NULL; /* the member the outcome came from */
   const cJSON *outcome = v;
   ev->text = ev->time = ev->memory = NULL;
   if (cJSON_IsObject(v)) {
@@ -143,36 +173,35 @@ static int decode_eval(const cJSON *v, tally_eval_t *ev, unsigned flags,
         slot = &ev->time;
       else if (strcmp(m->string, "memory") == 0)
         slot = &ev->memory;
-      size_t old = tally_jpath_key(path, m->string);
       if (slot == NULL)
-        return job_error(err, errlen, path,
+        return eval_error(err, errlen, name, m->string,
                          "unknown key (an evaluation has outcome, text, "
                          "time and memory)");
       if (*slot != NULL)
-        return job_error(err, errlen, path, "key appears twice");
+        return eval_error(err, errlen, name, m->string, "key appears twice");
       *slot = m;
       if (slot == &ev->text && !cJSON_IsString(m) && !cJSON_IsNull(m)) {
         if (!cJSON_IsArray(m))
-          return job_error(err, errlen, path,
+          return eval_error(err, errlen, name, m->string,
                            "must be a string or a list of strings");
         for (const cJSON *e = m->child; e; e = e->next)
           if (!cJSON_IsString(e))
-            return job_error(err, errlen, path,
+            return eval_error(err, errlen, name, m->string,
                              "must be a string or a list of strings");
       }
       if ((slot == &ev->time || slot == &ev->memory) && !cJSON_IsNull(m) &&
           (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) ||
            m->valuedouble < 0))
-        return job_error(err, errlen, path,
+        return eval_error(err, errlen, name, m->string,
                          "must be a non-negative number or null");
-      tally_jpath_restore(path, old);
     }
     if (outcome == NULL)
-      return job_error(err, errlen, path, "outcome is missing");
-    tally_jpath_key(path, "outcome");
+      return eval_error(err, errlen, name, NULL, "outcome is missing");
+    at = "outcome";
   }
   if (!cJSON_IsNumber(outcome) || !isfinite(outcome->valuedouble))
-    return job_error(err, errlen, path, "outcome must be a finite number");
+    return eval_error(err, errlen, name, at,
+                      "outcome must be a finite number");
   ev->outcome = outcome->valuedouble;
   if ((flags & TALLY_SCORE_UNIT_OUTCOMES) &&
       (ev->outcome < 0.0 || ev->outcome > 1.0)) {
@@ -182,7 +211,8 @@ static int decode_eval(const cJSON *v, tally_eval_t *ev, unsigned flags,
     snprintf(num, sizeof(num), "%.15g", ev->outcome);
     if (strtod(num, NULL) != ev->outcome)
       snprintf(num, sizeof(num), "%.17g", ev->outcome);
-    return job_error(err, errlen, path, "outcome %s is outside [0, 1]", num);
+    return eval_error(err, errlen, name, at, "outcome %s is outside [0, 1]",
+                      num);
   }
   return 0;
 }
@@ -205,23 +235,19 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
   }
   memset(job->seen, 0, n);
 
-  tally_jpath_t path;
-  tally_jpath_init(&path);
-  tally_jpath_key(&path, "evaluations");
   for (const cJSON *m = job->evaluations->child; m; m = m->next) {
-    size_t old = tally_jpath_key(&path, m->string);
     long at = tally_task_find_testcase(task, m->string);
     if (at < 0)
-      return job_error(err, errlen, &path, "task %s has no testcase \"%s\"",
-                       task->name, m->string);
+      return eval_error(err, errlen, m->string, NULL,
+                        "task %s has no testcase \"%s\"", task->name,
+                        m->string);
     if (job->seen[at])
-      return job_error(err, errlen, &path, "testcase appears twice");
+      return eval_error(err, errlen, m->string, NULL,
+                        "testcase appears twice");
     job->seen[at] = 1;
-    int rc = decode_eval(m, &job->evals[at], task->type->flags, &path, err,
-                         errlen);
+    int rc = decode_eval(m, &job->evals[at], task->type->flags, err, errlen);
     if (rc != 0)
       return rc;
-    tally_jpath_restore(&path, old);
   }
   size_t missing = 0, first = 0;
   for (size_t i = 0; i < n; i++) {
@@ -229,10 +255,11 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
       first = i;
   }
   if (missing == 1)
-    return job_error(err, errlen, &path, "no evaluation for testcase \"%s\"",
+    return eval_error(err, errlen, NULL, NULL,
+                      "no evaluation for testcase \"%s\"",
                      task->testcases[first].codename);
   if (missing > 1)
-    return job_error(err, errlen, &path,
+    return eval_error(err, errlen, NULL, NULL,
                      "no evaluation for testcase \"%s\" and %zu others",
                      task->testcases[first].codename, missing - 1);
   return 0;

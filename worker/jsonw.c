@@ -41,22 +41,6 @@ bool tally_buf_reserve(tally_buf_t *b, size_t n) {
   return true;
 }
 
-void tally_buf_put(tally_buf_t *b, const char *s, size_t n) {
-  if (!tally_buf_reserve(b, n))
-    return;
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
-
-void tally_buf_puts(tally_buf_t *b, const char *s) {
-  tally_buf_put(b, s, strlen(s));
-}
-
-void tally_buf_putc(tally_buf_t *b, char c) {
-  tally_buf_put(b, &c, 1);
-}
-
 void tally_json_str(tally_buf_t *b, const char *s) {
   static const char hex[] = "0123456789abcdef";
   tally_buf_putc(b, '"');

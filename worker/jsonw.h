@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -26,9 +27,24 @@ void tally_buf_reset(tally_buf_t *b);
 /* Ensures room for n more bytes plus a NUL; returns false when out of
  * memory. */
 bool tally_buf_reserve(tally_buf_t *b, size_t n);
-void tally_buf_put(tally_buf_t *b, const char *s, size_t n);
-void tally_buf_puts(tally_buf_t *b, const char *s);
-void tally_buf_putc(tally_buf_t *b, char c);
+
+/* Appends n bytes (or a string, or one byte), keeping data NUL-terminated.
+ * These sit on the hot path of every result, hence inline. */
+static inline void tally_buf_put(tally_buf_t *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap && !tally_buf_reserve(b, n))
+    return;
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+}
+
+static inline void tally_buf_puts(tally_buf_t *b, const char *s) {
+  tally_buf_put(b, s, strlen(s));
+}
+
+static inline void tally_buf_putc(tally_buf_t *b, char c) {
+  tally_buf_put(b, &c, 1);
+}
 
 /* A JSON string literal with the needed escapes. */
 void tally_json_str(tally_buf_t *b, const char *s);
