@@ -235,8 +235,14 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
   }
   memset(job->seen, 0, n);
 
+  /* Platforms mostly send evaluations in codename order, so the testcase
+   * after the previous one is tried before the binary search. */
+  size_t next = 0;
   for (const cJSON *m = job->evaluations->child; m; m = m->next) {
-    long at = tally_task_find_testcase(task, m->string);
+    long at = next < n && strcmp(task->testcases[next].codename, m->string) == 0
+                  ? (long)next
+                  : tally_task_find_testcase(task, m->string);
+    next = at < 0 ? 0 : (size_t)at + 1;
     if (at < 0)
       return eval_error(err, errlen, m->string, NULL,
                         "task %s has no testcase \"%s\"", task->name,
