@@ -40,24 +40,6 @@ const char *tally_cfg_set_int(const tally_cfg_key_t *k, const cJSON *v,
   return NULL;
 }
 
-const char *tally_cfg_set_number(const tally_cfg_key_t *k, const cJSON *v,
-                                 void *conf) {
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-    return "must be a finite number";
-  if (v->valuedouble < k->min || v->valuedouble > k->max)
-    return out_of_range;
-  *FIELD(conf, k, double) = v->valuedouble;
-  return NULL;
-}
-
-const char *tally_cfg_set_bool(const tally_cfg_key_t *k, const cJSON *v,
-                               void *conf) {
-  if (!cJSON_IsBool(v))
-    return "must be true or false";
-  *FIELD(conf, k, bool) = cJSON_IsTrue(v);
-  return NULL;
-}
-
 const char *tally_cfg_set_enum(const tally_cfg_key_t *k, const cJSON *v,
                                void *conf) {
   if (cJSON_IsString(v)) {

@@ -30,16 +30,11 @@ struct tally_cfg_key_s {
 };
 
 /* Setters for common fields. string stores a malloc'ed char * (freeing
- * any previous one), int an int, number a double, bool a bool, enum the
- * int index of the choice, and ms a uint64_t count of milliseconds. */
+ * any previous one), int an int, and enum the int index of the choice. */
 const char *tally_cfg_set_string(const tally_cfg_key_t *k, const cJSON *v,
                                  void *conf);
 const char *tally_cfg_set_int(const tally_cfg_key_t *k, const cJSON *v,
                               void *conf);
-const char *tally_cfg_set_number(const tally_cfg_key_t *k, const cJSON *v,
-                                 void *conf);
-const char *tally_cfg_set_bool(const tally_cfg_key_t *k, const cJSON *v,
-                               void *conf);
 const char *tally_cfg_set_enum(const tally_cfg_key_t *k, const cJSON *v,
                                void *conf);
 

@@ -33,14 +33,14 @@ static int job_verror(char *err, size_t errlen, const tally_jpath_t *path,
   return TALLY_EJOB;
 }
 
-static int job_error(char *err, size_t errlen, const tally_jpath_t *path,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Writes a message about the job as a whole and returns TALLY_EJOB. */
+static int job_error(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static int job_error(char *err, size_t errlen, const tally_jpath_t *path,
-                     const char *fmt, ...) {
+static int job_error(char *err, size_t errlen, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int rc = job_verror(err, errlen, path, fmt, ap);
+  int rc = job_verror(err, errlen, NULL, fmt, ap);
   va_end(ap);
   return rc;
 }
@@ -84,16 +84,16 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len,
   job->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   if (job->root == NULL) {
     size_t off = end ? (size_t)(end - text) : 0;
-    return job_error(err, errlen, NULL, "invalid JSON at byte %zu", off);
+    return job_error(err, errlen, "invalid JSON at byte %zu", off);
   }
   while ((size_t)(end - text) < len && strchr(" \t\r\n", *end) && *end)
     end++;
   if ((size_t)(end - text) < len)
-    return job_error(err, errlen, NULL,
+    return job_error(err, errlen,
                      "unexpected text after the job at byte %zu",
                      (size_t)(end - text));
   if (!cJSON_IsObject(job->root))
-    return job_error(err, errlen, NULL, "a job must be a JSON object");
+    return job_error(err, errlen, "a job must be a JSON object");
 
   const cJSON *compilation = NULL;
   for (const cJSON *m = job->root->child; m; m = m->next) {
@@ -108,47 +108,47 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len,
       slot = &compilation;
     else if (strcmp(m->string, "task") == 0) {
       if (job->task != NULL)
-        return job_error(err, errlen, NULL, "task: key appears twice");
+        return job_error(err, errlen, "task: key appears twice");
       if (!cJSON_IsString(m))
-        return job_error(err, errlen, NULL, "task: must be a string");
+        return job_error(err, errlen, "task: must be a string");
       job->task = m->valuestring;
       continue;
     }
     if (slot == NULL)
       continue;
     if (*slot != NULL)
-      return job_error(err, errlen, NULL, "%s: key appears twice", m->string);
+      return job_error(err, errlen, "%s: key appears twice", m->string);
     *slot = m;
   }
   if (job->submission != NULL && !is_id(job->submission)) {
     job->submission = NULL;
-    return job_error(err, errlen, NULL,
+    return job_error(err, errlen,
                      "submission: must be a string or a number");
   }
   if (job->participant != NULL && !is_id(job->participant))
-    return job_error(err, errlen, NULL,
+    return job_error(err, errlen,
                      "participant: must be a string or a number");
   if (compilation != NULL) {
     if (!cJSON_IsString(compilation) ||
         (strcmp(compilation->valuestring, "ok") != 0 &&
          strcmp(compilation->valuestring, "failed") != 0))
-      return job_error(err, errlen, NULL,
+      return job_error(err, errlen,
                        "compilation: must be \"ok\" or \"failed\"");
     job->evaluated = strcmp(compilation->valuestring, "ok") == 0;
   }
   if (!job->evaluated) {
     if (job->evaluations != NULL)
-      return job_error(err, errlen, NULL,
+      return job_error(err, errlen,
                        "evaluations: a submission whose compilation failed "
                        "has no evaluations");
     return 0;
   }
   if (job->evaluations == NULL)
-    return job_error(err, errlen, NULL,
+    return job_error(err, errlen,
                      "evaluations: missing (or set \"compilation\": "
                      "\"failed\")");
   if (!cJSON_IsObject(job->evaluations))
-    return job_error(err, errlen, NULL,
+    return job_error(err, errlen,
                      "evaluations: must be an object mapping codenames to "
                      "outcomes");
   return 0;
@@ -225,11 +225,11 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
   if (n > job->evals_cap) {
     tally_eval_t *evals = realloc(job->evals, n * sizeof(*evals));
     if (evals == NULL)
-      return job_error(err, errlen, NULL, "out of memory");
+      return job_error(err, errlen, "out of memory");
     job->evals = evals;
     unsigned char *seen = realloc(job->seen, n);
     if (seen == NULL)
-      return job_error(err, errlen, NULL, "out of memory");
+      return job_error(err, errlen, "out of memory");
     job->seen = seen;
     job->evals_cap = n;
   }
