@@ -1,0 +1,1 @@
+/* Rescoring stored submissions from their jobs (docs/contest.md). */

@@ -1,0 +1,1 @@
+/* Contestant views and score summaries of a scored job (docs/contest.md). */
