@@ -68,16 +68,16 @@ static int eval_error(char *err, size_t errlen, const char *codename,
 }
 
 static bool is_id(const cJSON *v) {
-  return cJSON_IsString(v) ||
-         (cJSON_IsNumber(v) && isfinite(v->valuedouble));
+  return cJSON_IsString(v) || (cJSON_IsNumber(v) && isfinite(v->valuedouble));
 }
 
-int tally_job_parse(tally_job_t *job, const char *text, size_t len,
-                    char *err, size_t errlen) {
+int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
+                    size_t errlen) {
   cJSON_Delete(job->root);
   job->root = NULL;
   job->submission = job->participant = job->evaluations = NULL;
   job->task = NULL;
+  job->type = TALLY_JOB_SCORE;
   job->evaluated = true;
 
   const char *end = NULL;
@@ -89,13 +89,12 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len,
   while ((size_t)(end - text) < len && strchr(" \t\r\n", *end) && *end)
     end++;
   if ((size_t)(end - text) < len)
-    return job_error(err, errlen,
-                     "unexpected text after the job at byte %zu",
+    return job_error(err, errlen, "unexpected text after the job at byte %zu",
                      (size_t)(end - text));
   if (!cJSON_IsObject(job->root))
     return job_error(err, errlen, "a job must be a JSON object");
 
-  const cJSON *compilation = NULL;
+  const cJSON *compilation = NULL, *type = NULL;
   for (const cJSON *m = job->root->child; m; m = m->next) {
     const cJSON **slot = NULL;
     if (strcmp(m->string, "submission") == 0)
@@ -106,6 +105,8 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len,
       slot = &job->evaluations;
     else if (strcmp(m->string, "compilation") == 0)
       slot = &compilation;
+    else if (strcmp(m->string, "type") == 0)
+      slot = &type;
     else if (strcmp(m->string, "task") == 0) {
       if (job->task != NULL)
         return job_error(err, errlen, "task: key appears twice");
@@ -122,12 +123,24 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len,
   }
   if (job->submission != NULL && !is_id(job->submission)) {
     job->submission = NULL;
-    return job_error(err, errlen,
-                     "submission: must be a string or a number");
+    return job_error(err, errlen, "submission: must be a string or a number");
   }
   if (job->participant != NULL && !is_id(job->participant))
-    return job_error(err, errlen,
-                     "participant: must be a string or a number");
+    return job_error(err, errlen, "participant: must be a string or a number");
+  if (type != NULL) {
+    if (!cJSON_IsString(type) || (strcmp(type->valuestring, "score") != 0 &&
+                                  strcmp(type->valuestring, "token") != 0))
+      return job_error(err, errlen, "type: must be \"score\" or \"token\"");
+    if (strcmp(type->valuestring, "token") == 0)
+      job->type = TALLY_JOB_TOKEN;
+  }
+  if (job->type == TALLY_JOB_TOKEN) {
+    if (job->submission == NULL)
+      return job_error(err, errlen,
+                       "submission: missing (a token job names the "
+                       "submission the token was used on)");
+    return 0;
+  }
   if (compilation != NULL) {
     if (!cJSON_IsString(compilation) ||
         (strcmp(compilation->valuestring, "ok") != 0 &&
@@ -175,33 +188,32 @@ static int decode_eval(const cJSON *v, tally_eval_t *ev, unsigned flags,
         slot = &ev->memory;
       if (slot == NULL)
         return eval_error(err, errlen, name, m->string,
-                         "unknown key (an evaluation has outcome, text, "
-                         "time and memory)");
+                          "unknown key (an evaluation has outcome, text, "
+                          "time and memory)");
       if (*slot != NULL)
         return eval_error(err, errlen, name, m->string, "key appears twice");
       *slot = m;
       if (slot == &ev->text && !cJSON_IsString(m) && !cJSON_IsNull(m)) {
         if (!cJSON_IsArray(m))
           return eval_error(err, errlen, name, m->string,
-                           "must be a string or a list of strings");
+                            "must be a string or a list of strings");
         for (const cJSON *e = m->child; e; e = e->next)
           if (!cJSON_IsString(e))
             return eval_error(err, errlen, name, m->string,
-                             "must be a string or a list of strings");
+                              "must be a string or a list of strings");
       }
       if ((slot == &ev->time || slot == &ev->memory) && !cJSON_IsNull(m) &&
           (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) ||
            m->valuedouble < 0))
         return eval_error(err, errlen, name, m->string,
-                         "must be a non-negative number or null");
+                          "must be a non-negative number or null");
     }
     if (outcome == NULL)
       return eval_error(err, errlen, name, NULL, "outcome is missing");
     at = "outcome";
   }
   if (!cJSON_IsNumber(outcome) || !isfinite(outcome->valuedouble))
-    return eval_error(err, errlen, name, at,
-                      "outcome must be a finite number");
+    return eval_error(err, errlen, name, at, "outcome must be a finite number");
   ev->outcome = outcome->valuedouble;
   if ((flags & TALLY_SCORE_UNIT_OUTCOMES) &&
       (ev->outcome < 0.0 || ev->outcome > 1.0)) {
@@ -248,8 +260,7 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
                         "task %s has no testcase \"%s\"", task->name,
                         m->string);
     if (job->seen[at])
-      return eval_error(err, errlen, m->string, NULL,
-                        "testcase appears twice");
+      return eval_error(err, errlen, m->string, NULL, "testcase appears twice");
     job->seen[at] = 1;
     int rc = decode_eval(m, &job->evals[at], task->type->flags, err, errlen);
     if (rc != 0)
@@ -263,10 +274,10 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
   if (missing == 1)
     return eval_error(err, errlen, NULL, NULL,
                       "no evaluation for testcase \"%s\"",
-                     task->testcases[first].codename);
+                      task->testcases[first].codename);
   if (missing > 1)
     return eval_error(err, errlen, NULL, NULL,
-                     "no evaluation for testcase \"%s\" and %zu others",
-                     task->testcases[first].codename, missing - 1);
+                      "no evaluation for testcase \"%s\" and %zu others",
+                      task->testcases[first].codename, missing - 1);
   return 0;
 }

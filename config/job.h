@@ -5,16 +5,23 @@
 
 #include "../scoretypes/scoretype.h"
 
+/* The job key "type": a job to score, or a token used on a submission. */
+typedef enum tally_job_type_e {
+  TALLY_JOB_SCORE = 0, /* "score", the default */
+  TALLY_JOB_TOKEN      /* "token" */
+} tally_job_type_t;
+
 typedef struct tally_job_s {
-  cJSON *root;               /* owned */
-  const cJSON *submission;   /* string or number, or NULL when absent */
-  const cJSON *participant;  /* string or number, or NULL when absent */
-  const char *task;          /* NULL when absent */
-  bool evaluated;            /* false: "compilation": "failed" */
-  const cJSON *evaluations;  /* the object, when evaluated */
-  tally_eval_t *evals;       /* after tally_job_bind: one per testcase */
+  cJSON *root; /* owned */
+  tally_job_type_t type;
+  const cJSON *submission;  /* string or number, or NULL when absent */
+  const cJSON *participant; /* string or number, or NULL when absent */
+  const char *task;         /* NULL when absent */
+  bool evaluated;           /* false: "compilation": "failed" */
+  const cJSON *evaluations; /* the object, when evaluated */
+  tally_eval_t *evals;      /* after tally_job_bind: one per testcase */
   size_t evals_cap;
-  unsigned char *seen;       /* scratch for tally_job_bind */
+  unsigned char *seen; /* scratch for tally_job_bind */
 } tally_job_t;
 
 /* A job struct is reused from job to job; close frees its buffers. */
@@ -23,9 +30,11 @@ void tally_job_close(tally_job_t *job);
 
 /* Parses the job JSON text (len bytes), dropping any previous job. On
  * error returns TALLY_EJOB with a message naming the field in err; if the
- * JSON itself was valid, job->submission is still set for the reply. */
-int tally_job_parse(tally_job_t *job, const char *text, size_t len,
-                    char *err, size_t errlen);
+ * JSON itself was valid, job->submission is still set for the reply. A
+ * token job ("type": "token") needs only submission (and may name its
+ * participant); its evaluations are neither read nor checked. */
+int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
+                    size_t errlen);
 
 /* Matches the job's evaluations to task's testcases, filling job->evals.
  * Returns 0, or TALLY_EJOB with err naming the codename and the problem:

@@ -180,6 +180,65 @@ int tally_submission_read_result(tally_submission_t *s, const cJSON *result,
   return 0;
 }
 
+/* The score of subtask st of res in details, as entry_score reads it back
+ * from the rendered subtask entry. */
+static double subtask_score(const tally_task_t *task, const tally_result_t *res,
+                            size_t st) {
+  if (task->score_rounding == TALLY_ROUND_SUBTASK)
+    return res->sts[st].rounded;
+  return res->sts[st].fraction * task->subtasks[st].max_score;
+}
+
+/* side_read over the details of res that render.c writes, without the
+ * text: the entries are the subtasks when res is grouped (in the public
+ * details, only a subtask that is all public carries its score) and the
+ * testcases otherwise, whose idx is a codename that names no subtask. A
+ * number that is not finite is written as null, which entry_score
+ * refuses. Returns 0 or TALLY_ENOMEM. */
+static int side_set(tally_score_side_t *side, double score,
+                    const tally_task_t *task, const tally_result_t *res,
+                    bool pub) {
+  side_clear(side);
+  side->score = score;
+  size_t entries = !res->evaluated ? 0 : res->grouped ? res->nsts : res->ntcs;
+  if (entries == 0) {
+    side->not_compiled = score == 0.0;
+    return 0;
+  }
+  if (!res->grouped || entries > (size_t)MAX_SUBTASK_IDX + 1)
+    return 0;
+  for (size_t st = 0; st < entries; st++) {
+    bool written = task->score_rounding == TALLY_ROUND_SUBTASK
+                       ? isfinite(res->sts[st].rounded)
+                       : isfinite(res->sts[st].fraction) &&
+                             isfinite(task->subtasks[st].max_score);
+    if (!written || (pub && !task->subtasks[st].all_public))
+      return 0;
+  }
+  side->subtasks = calloc(entries, sizeof(double));
+  if (side->subtasks == NULL)
+    return TALLY_ENOMEM;
+  side->nsubtasks = entries;
+  for (size_t st = 0; st < entries; st++)
+    side->subtasks[st] = subtask_score(task, res, st);
+  return 0;
+}
+
+int tally_submission_set_result(tally_submission_t *s, const tally_task_t *task,
+                                const tally_result_t *res) {
+  s->scored = false;
+  int rc = side_set(&s->priv, res->score, task, res, false);
+  if (rc == 0)
+    rc = side_set(&s->pub, res->public_score, task, res, true);
+  if (rc != 0) {
+    side_clear(&s->priv);
+    side_clear(&s->pub);
+    return rc;
+  }
+  s->scored = true;
+  return 0;
+}
+
 /* The side a task score reads: the full one or the public one. */
 static const tally_score_side_t *side_of(const tally_submission_t *s,
                                          bool pub) {

@@ -67,6 +67,14 @@ int tally_submission_read_result(tally_submission_t *s, const cJSON *result,
                                  tally_rounding_t rounding, char *err,
                                  size_t errlen);
 
+/* Fills both sides of s from res, the result of a job scored with task,
+ * exactly as tally_submission_read_result would from the result object
+ * tally writes for it (worker/render.c), without writing and reading that
+ * text; marks s scored. Returns 0, or TALLY_ENOMEM with s unscored and
+ * its sides empty. */
+int tally_submission_set_result(tally_submission_t *s, const tally_task_t *task,
+                                const tally_result_t *res);
+
 /* A participant's score on a task. */
 typedef struct tally_task_score_s {
   double score;        /* from the full scores */

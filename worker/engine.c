@@ -1,5 +1,7 @@
-/* Job text to result text: decode, bind to the task, score, render. */
+/* Job text to result text: decode, bind to the task, score, render; and
+ * the summary and views of the job just scored. */
 #include "engine.h"
+#include "views.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +11,8 @@ void tally_engine_init(tally_engine_t *e, const tally_taskset_t *tasks) {
   tally_job_init(&e->job);
   tally_result_init(&e->res);
   tally_render_init(&e->render);
+  tally_buf_init(&e->details);
+  tally_buf_init(&e->extra);
   tally_engine_use(e, tasks);
 }
 
@@ -16,11 +20,14 @@ void tally_engine_close(tally_engine_t *e) {
   tally_job_close(&e->job);
   tally_result_close(&e->res);
   tally_render_close(&e->render);
+  tally_buf_close(&e->details);
+  tally_buf_close(&e->extra);
 }
 
 void tally_engine_use(tally_engine_t *e, const tally_taskset_t *tasks) {
   e->tasks = tasks;
   e->default_task = tasks->count == 1 ? tasks->entries[0].task : NULL;
+  e->task = NULL;
 }
 
 /* Finds the job's task; with a single task loaded, jobs may omit it. */
@@ -37,10 +44,63 @@ static const tally_task_t *job_task(tally_engine_t *e) {
   return task;
 }
 
+/* The version of task's config, "" when it has none. */
+static const char *task_version(const tally_engine_t *e,
+                                const tally_task_t *task) {
+  const char *version = tally_taskset_version(e->tasks, task);
+  return version != NULL ? version : "";
+}
+
+/* extra followed by the "version" member, in e->extra; NULL when out of
+ * memory. */
+static const char *with_version(tally_engine_t *e, const char *extra,
+                                const tally_task_t *task) {
+  tally_buf_reset(&e->extra);
+  if (extra != NULL) {
+    tally_buf_puts(&e->extra, extra);
+    tally_buf_putc(&e->extra, ',');
+  }
+  tally_buf_puts(&e->extra, "\"version\":");
+  tally_json_str(&e->extra, task_version(e, task));
+  return e->extra.oom ? NULL : e->extra.data;
+}
+
+/* Renders the result of the job just scored, or returns TALLY_ENOMEM with
+ * out as it was. */
+static int render(tally_engine_t *e, const tally_task_t *task,
+                  const char *extra, tally_buf_t *out) {
+  size_t mark = out->len;
+  int rc = 0;
+  if (e->add_version && (extra = with_version(e, extra, task)) == NULL)
+    rc = TALLY_ENOMEM;
+  if (rc == 0)
+    rc = tally_render_result(&e->render, out, task, &e->job, &e->res, extra);
+  if (rc != 0) {
+    out->len = mark;
+    if (out->data != NULL)
+      out->data[mark] = '\0';
+    snprintf(e->err, sizeof(e->err), "out of memory");
+  }
+  return rc;
+}
+
 int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
                        const char *extra, tally_buf_t *out) {
   const tally_task_t *task = NULL;
+  e->task = NULL;
+  e->details_ready = false;
   int rc = tally_job_parse(&e->job, text, len, e->err, sizeof(e->err));
+  if (rc == 0 && e->job.type == TALLY_JOB_TOKEN) {
+    if (e->accept_tokens) {
+      if (tally_views_token(out, &e->job) != 0) {
+        snprintf(e->err, sizeof(e->err), "out of memory");
+        return TALLY_ENOMEM;
+      }
+      return TALLY_ENGINE_TOKEN;
+    }
+    snprintf(e->err, sizeof(e->err), "a token job has nothing to score");
+    rc = TALLY_EJOB;
+  }
   if (rc == 0 && (task = job_task(e)) == NULL)
     rc = TALLY_EJOB;
   if (rc == 0)
@@ -49,17 +109,50 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
     rc = tally_score(task, e->job.evals, e->job.evaluated, &e->res, e->err,
                      sizeof(e->err));
   if (rc == 0) {
-    size_t mark = out->len;
-    rc = tally_render_result(&e->render, out, task, &e->job, &e->res, extra);
-    if (rc != 0) {
-      out->len = mark;
-      snprintf(e->err, sizeof(e->err), "out of memory");
-      return rc;
-    }
-    return 0;
+    rc = render(e, task, extra, out);
+    if (rc == 0)
+      e->task = task;
+    return rc;
   }
   if (rc == TALLY_ENOMEM)
     return rc;
   tally_render_error(out, e->job.submission, e->err);
   return out->oom ? TALLY_ENOMEM : TALLY_EJOB;
+}
+
+/* Refuses the contest parts when no job has just been scored. */
+static int check_scored(tally_engine_t *e) {
+  if (e->task != NULL)
+    return 0;
+  snprintf(e->err, sizeof(e->err), "no job has just been scored");
+  return TALLY_EINVAL;
+}
+
+int tally_engine_summary(tally_engine_t *e, tally_buf_t *out) {
+  int rc = check_scored(e);
+  if (rc != 0)
+    return rc;
+  return tally_views_summary(out, e->task, &e->job, &e->res,
+                             task_version(e, e->task), e->err, sizeof(e->err));
+}
+
+int tally_engine_view(tally_engine_t *e, bool full, tally_buf_t *out) {
+  int rc = check_scored(e);
+  if (rc != 0 || !tally_views_wanted(&e->job))
+    return rc;
+  if (!e->details_ready) {
+    tally_buf_reset(&e->details);
+    rc = tally_render_details(&e->render, &e->details, e->task, &e->job,
+                              &e->res);
+    if (rc != 0) {
+      snprintf(e->err, sizeof(e->err), "out of memory");
+      return rc;
+    }
+    e->details_ready = true;
+  }
+  rc = tally_views_view(out, &e->render, &e->details, e->task, &e->job, &e->res,
+                        full);
+  if (rc != 0)
+    snprintf(e->err, sizeof(e->err), "out of memory");
+  return rc;
 }

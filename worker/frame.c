@@ -41,6 +41,11 @@ static void cut(tally_buf_t *b, size_t len) {
   }
 }
 
+static bool status_ok(unsigned status) {
+  return status == TALLY_BATCH_SCORED || status == TALLY_BATCH_JOB_ERROR ||
+         status == TALLY_BATCH_TOKEN;
+}
+
 static bool id_ok(const char *id, size_t len) {
   return len >= 1 && len <= TALLY_BATCH_ID_MAX && memchr(id, '\0', len) == NULL;
 }
@@ -234,7 +239,7 @@ void tally_batch_begin_result(tally_batch_writer_t *w, const char *id,
 int tally_batch_end_result(tally_batch_writer_t *w,
                            tally_batch_status_t status) {
   tally_buf_t *b = w->buf;
-  if (status != TALLY_BATCH_SCORED && status != TALLY_BATCH_JOB_ERROR)
+  if (!status_ok(status))
     writer_fail(w, TALLY_EINVAL);
   if (b->oom)
     writer_fail(w, TALLY_ENOMEM);
@@ -381,7 +386,7 @@ int tally_batch_next_result(tally_batch_reader_t *br,
     return rc;
   if ((rc = take(br, 1, "status", &status)) != 0)
     return rc;
-  if (*status != TALLY_BATCH_SCORED && *status != TALLY_BATCH_JOB_ERROR)
+  if (!status_ok(*status))
     return batch_fail(br, "batch item %lu: unknown status %u",
                       (unsigned long)br->index, *status);
   r.status = (tally_batch_status_t)*status;

@@ -75,14 +75,19 @@ int tally_frame_end(tally_buf_t *b, size_t mark);
  *   result: u32 id_len, id, u8 status, u32 body_len, body
  *
  * An id is a Redis stream entry id: 1 to TALLY_BATCH_ID_MAX bytes, with no
- * NUL byte. A job is the job's JSON text; a body is the result or error
- * JSON object that tally_engine_score writes. */
+ * NUL byte. A job is the job's JSON text; a body is what the worker
+ * writes for the status below (worker/engine.h). */
 #define TALLY_BATCH_ID_MAX 255
 
 typedef enum tally_batch_status_e {
-  TALLY_BATCH_SCORED = 0,    /* body is the result */
+  /* body is four parts, each ended by the next part's newline: the
+   * result, its summary, its public view and its full view (the last
+   * three possibly empty; see docs/worker-protocol.md) */
+  TALLY_BATCH_SCORED = 0,
   TALLY_BATCH_JOB_ERROR = 1, /* body is {"submission", "error"}; the job
                                 can never succeed */
+  TALLY_BATCH_TOKEN = 2,     /* a token job: body is {"submission",
+                                "participant"} */
 } tally_batch_status_t;
 
 /* Encodes one batch, framed, at the end of a buffer. Usage:

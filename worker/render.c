@@ -80,14 +80,35 @@ static void put_private_testcase(tally_buf_t *b, const tally_task_t *task,
   tally_buf_putc(b, '}');
 }
 
-static void copy_span(tally_buf_t *b, const size_t *span) {
-  /* The source lies in b itself, which put may move: reserve first. */
+/* Copies the bytes of src in span to b. src may be b itself, which
+ * reserve may move: the source is found after it. */
+static void copy_span(tally_buf_t *b, const tally_buf_t *src,
+                      const size_t *span) {
   size_t n = span[1] - span[0];
   if (!tally_buf_reserve(b, n))
     return;
-  memcpy(b->data + b->len, b->data + span[0], n);
+  memcpy(b->data + b->len, src->data + span[0], n);
   b->len += n;
   b->data[b->len] = '\0';
+}
+
+/* Writes the head of subtask s up to the opening of its testcases:
+ * {"idx":s,"score_fraction":..,"score":..,"max_score":..,"testcases":[
+ * with its scores, {"idx":s,"testcases":[ without. */
+static void put_subtask_head(tally_buf_t *b, const tally_task_t *task,
+                             const tally_result_t *res, size_t s, bool scores) {
+  char head[32];
+  snprintf(head, sizeof(head), "{\"idx\":%zu,", s);
+  tally_buf_puts(b, head);
+  if (scores) {
+    const tally_st_result_t *st = &res->sts[s];
+    put_num_member(b, "score_fraction", st->fraction, true);
+    put_num_member(b, "score", st->rounded, false);
+    put_num_member(b, "max_score", task->subtasks[s].max_score, false);
+    tally_buf_putc(b, ',');
+  }
+  put_key(b, "testcases");
+  tally_buf_putc(b, '[');
 }
 
 /* Writes details, recording in spans[2*i] the byte range of testcase i
@@ -108,18 +129,10 @@ static void put_details(tally_buf_t *b, const tally_task_t *task,
   }
   for (size_t s = 0; res->grouped && s < res->nsts; s++) {
     const tally_st_result_t *st = &res->sts[s];
-    char head[32];
     if (s > 0)
       tally_buf_putc(b, ',');
     st_spans[2 * s] = b->len;
-    snprintf(head, sizeof(head), "{\"idx\":%zu,", s);
-    tally_buf_puts(b, head);
-    put_num_member(b, "score_fraction", st->fraction, true);
-    put_num_member(b, "score", st->rounded, false);
-    put_num_member(b, "max_score", task->subtasks[s].max_score, false);
-    tally_buf_putc(b, ',');
-    put_key(b, "testcases");
-    tally_buf_putc(b, '[');
+    put_subtask_head(b, task, res, s, true);
     for (uint32_t k = 0; k < st->count; k++) {
       size_t i = st->first + k;
       if (k > 0)
@@ -134,43 +147,68 @@ static void put_details(tally_buf_t *b, const tally_task_t *task,
   tally_buf_putc(b, ']');
 }
 
+/* Whether the feedback level of task shows testcase tc to contestants.
+ * A private testcase is never shown. */
+static bool shown(const tally_task_t *task, const tally_tc_result_t *tc) {
+  if (!task->testcases[tc->tc].is_public)
+    return false;
+  switch (task->feedback_level) {
+  case TALLY_FEEDBACK_FULL:
+    return true;
+  case TALLY_FEEDBACK_OI_RESTRICTED:
+    return tc->show_in_oi_restricted_feedback;
+  case TALLY_FEEDBACK_RESTRICTED:
+    break;
+  }
+  return tc->show_in_restricted_feedback;
+}
+
+/* Writes the testcases first .. first+count of res as public details do:
+ * a public one whole (copied from src), a private one as {idx}; with
+ * filter, only those the feedback level shows. */
+static void put_public_testcases(tally_buf_t *b, const tally_task_t *task,
+                                 const tally_result_t *res,
+                                 const tally_buf_t *src, const size_t *spans,
+                                 size_t first, size_t count, bool filter) {
+  bool any = false;
+  for (size_t i = first; i < first + count; i++) {
+    const tally_tc_result_t *tc = &res->tcs[i];
+    if (filter && !shown(task, tc))
+      continue;
+    if (any)
+      tally_buf_putc(b, ',');
+    any = true;
+    if (task->testcases[tc->tc].is_public)
+      copy_span(b, src, &spans[2 * i]);
+    else
+      put_private_testcase(b, task, tc);
+  }
+}
+
 /* Public details: public testcases and all-public subtasks whole, the
- * rest reduced to what a contestant may see. */
+ * rest reduced to what a contestant may see, copied from the details in
+ * src that spans describe. With filter, the public view's details: only
+ * the testcases the feedback level shows, so no private testcase. */
 static void put_public_details(tally_buf_t *b, const tally_task_t *task,
                                const tally_result_t *res,
-                               const size_t *spans) {
+                               const tally_buf_t *src, const size_t *spans,
+                               bool filter) {
   const size_t *st_spans = spans + 2 * res->ntcs;
   tally_buf_putc(b, '[');
-  if (!res->grouped) {
-    for (size_t i = 0; i < res->ntcs; i++) {
-      if (i > 0)
-        tally_buf_putc(b, ',');
-      if (task->testcases[res->tcs[i].tc].is_public)
-        copy_span(b, &spans[2 * i]);
-      else
-        put_private_testcase(b, task, &res->tcs[i]);
-    }
-  }
+  if (!res->grouped)
+    put_public_testcases(b, task, res, src, spans, 0, res->ntcs, filter);
   for (size_t s = 0; res->grouped && s < res->nsts; s++) {
     const tally_st_result_t *st = &res->sts[s];
+    bool all_public = task->subtasks[s].all_public;
     if (s > 0)
       tally_buf_putc(b, ',');
-    if (task->subtasks[s].all_public) {
-      copy_span(b, &st_spans[2 * s]);
+    if (all_public && !filter) {
+      copy_span(b, src, &st_spans[2 * s]);
       continue;
     }
-    char head[48];
-    snprintf(head, sizeof(head), "{\"idx\":%zu,\"testcases\":[", s);
-    tally_buf_puts(b, head);
-    for (uint32_t k = 0; k < st->count; k++) {
-      size_t i = st->first + k;
-      if (k > 0)
-        tally_buf_putc(b, ',');
-      if (task->testcases[res->tcs[i].tc].is_public)
-        copy_span(b, &spans[2 * i]);
-      else
-        put_private_testcase(b, task, &res->tcs[i]);
-    }
+    put_subtask_head(b, task, res, s, all_public);
+    put_public_testcases(b, task, res, src, spans, st->first, st->count,
+                         filter);
     tally_buf_puts(b, "]}");
   }
   tally_buf_putc(b, ']');
@@ -183,8 +221,8 @@ static void put_ranking_details(tally_buf_t *b, const tally_task_t *task,
     char num[64] = "0";
     if (res->evaluated && s < res->nsts) {
       const tally_st_result_t *st = &res->sts[s];
-      double v = task->score_rounding == TALLY_ROUND_SUBTASK ? st->rounded
-                                                             : st->score;
+      double v =
+          task->score_rounding == TALLY_ROUND_SUBTASK ? st->rounded : st->score;
       snprintf(num, sizeof(num), "%g", v);
     }
     if (s > 0)
@@ -194,9 +232,8 @@ static void put_ranking_details(tally_buf_t *b, const tally_task_t *task,
   tally_buf_putc(b, ']');
 }
 
-int tally_render_result(tally_render_t *r, tally_buf_t *b,
-                        const tally_task_t *task, const tally_job_t *job,
-                        const tally_result_t *res, const char *extra) {
+/* Makes room for the spans of res's details. Returns 0 or TALLY_ENOMEM. */
+static int reserve_spans(tally_render_t *r, const tally_result_t *res) {
   size_t need = 2 * (res->ntcs + res->nsts);
   if (need > r->cap) {
     size_t *spans = realloc(r->spans, need * sizeof(*spans));
@@ -205,6 +242,36 @@ int tally_render_result(tally_render_t *r, tally_buf_t *b,
     r->spans = spans;
     r->cap = need;
   }
+  return 0;
+}
+
+int tally_render_details(tally_render_t *r, tally_buf_t *b,
+                         const tally_task_t *task, const tally_job_t *job,
+                         const tally_result_t *res) {
+  if (reserve_spans(r, res) != 0)
+    return TALLY_ENOMEM;
+  if (res->evaluated)
+    put_details(b, task, job, res, r->spans);
+  else
+    tally_buf_puts(b, "[]");
+  return b->oom ? TALLY_ENOMEM : 0;
+}
+
+void tally_render_view_details(const tally_render_t *r, tally_buf_t *b,
+                               const tally_buf_t *details,
+                               const tally_task_t *task,
+                               const tally_result_t *res) {
+  if (res->evaluated)
+    put_public_details(b, task, res, details, r->spans, true);
+  else
+    tally_buf_puts(b, "[]");
+}
+
+int tally_render_result(tally_render_t *r, tally_buf_t *b,
+                        const tally_task_t *task, const tally_job_t *job,
+                        const tally_result_t *res, const char *extra) {
+  if (reserve_spans(r, res) != 0)
+    return TALLY_ENOMEM;
   tally_buf_putc(b, '{');
   if (job->submission != NULL) {
     put_key(b, "submission");
@@ -231,7 +298,7 @@ int tally_render_result(tally_render_t *r, tally_buf_t *b,
   tally_buf_putc(b, ',');
   put_key(b, "public_details");
   if (res->evaluated)
-    put_public_details(b, task, res, r->spans);
+    put_public_details(b, task, res, b, r->spans, false);
   else
     tally_buf_puts(b, "[]");
   tally_buf_putc(b, ',');

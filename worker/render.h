@@ -21,6 +21,23 @@ int tally_render_result(tally_render_t *r, tally_buf_t *b,
                         const tally_task_t *task, const tally_job_t *job,
                         const tally_result_t *res, const char *extra);
 
+/* Appends to b the details array of the result, as in the result object,
+ * and records in r where each of its entries lies, for
+ * tally_render_view_details. Returns 0, or TALLY_ENOMEM. */
+int tally_render_details(tally_render_t *r, tally_buf_t *b,
+                         const tally_task_t *task, const tally_job_t *job,
+                         const tally_result_t *res);
+
+/* Appends to b the details of the public view (docs/contest.md): the
+ * public details with only the public testcases that task->feedback_level
+ * shows. details is the buffer tally_render_details last wrote res's
+ * details to with r (it may be b); the testcases are copied from it. Out
+ * of memory sets b->oom. */
+void tally_render_view_details(const tally_render_t *r, tally_buf_t *b,
+                               const tally_buf_t *details,
+                               const tally_task_t *task,
+                               const tally_result_t *res);
+
 /* Appends {"submission": ..., "error": msg} to b, with submission NULL
  * when unknown. */
 void tally_render_error(tally_buf_t *b, const cJSON *submission,

@@ -57,6 +57,8 @@ static void worker_init(worker_t *w) {
   tally_plugins_init(&w->plugins);
   tally_taskset_init(&w->tasks);
   tally_engine_init(&w->engine, &w->tasks);
+  w->engine.accept_tokens = true;
+  w->engine.add_version = true;
   tally_frame_reader_init(&w->in);
   tally_buf_init(&w->out);
   tally_buf_init(&w->id);
@@ -164,6 +166,35 @@ static void maybe_fault(worker_t *w, const tally_batch_job_t *job) {
   }
 }
 
+/* Appends the parts of a scored body after its result, each after a
+ * newline: the summary, the public view and the full view. When the
+ * summary finds the job's contest keys wrong, the body, from offset body
+ * on, becomes a job error instead. Returns 0, TALLY_EJOB or
+ * TALLY_ENOMEM. */
+static int put_contest_parts(worker_t *w, size_t body) {
+  tally_engine_t *e = &w->engine;
+  tally_buf_putc(&w->out, '\n');
+  int rc = tally_engine_summary(e, &w->out);
+  if (rc == TALLY_EJOB) {
+    w->out.len = body;
+    w->out.data[body] = '\0';
+    tally_render_error(&w->out, e->job.submission, e->err);
+    return w->out.oom ? TALLY_ENOMEM : TALLY_EJOB;
+  }
+  for (int full = 0; full < 2 && rc == 0; full++) {
+    tally_buf_putc(&w->out, '\n');
+    rc = tally_engine_view(e, full, &w->out);
+  }
+  return rc == 0 && w->out.oom ? TALLY_ENOMEM : rc;
+}
+
+/* The response status of a job that the engine answered with rc. */
+static tally_batch_status_t status_of(int rc) {
+  if (rc == 0)
+    return TALLY_BATCH_SCORED;
+  return rc == TALLY_ENGINE_TOKEN ? TALLY_BATCH_TOKEN : TALLY_BATCH_JOB_ERROR;
+}
+
 /* Scores one job into the response w builds. Returns 0, or a negative
  * code after a message. */
 static int score_job(worker_t *w, tally_batch_writer_t *bw,
@@ -177,12 +208,14 @@ static int score_job(worker_t *w, tally_batch_writer_t *bw,
     return TALLY_ENOMEM;
 
   tally_batch_begin_result(bw, job->id, job->id_len);
+  size_t body = w->out.len;
   int rc = tally_engine_score(&w->engine, job->job, job->job_len, w->extra.data,
                               &w->out);
+  if (rc == 0)
+    rc = put_contest_parts(w, body);
   if (rc == TALLY_ENOMEM)
     return rc;
-  rc = tally_batch_end_result(bw, rc == 0 ? TALLY_BATCH_SCORED
-                                          : TALLY_BATCH_JOB_ERROR);
+  rc = tally_batch_end_result(bw, status_of(rc));
   if (rc == TALLY_E2BIG) {
     /* The result alone, or with the results before it, is too large for
      * a frame; a short error takes its place. */

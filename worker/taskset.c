@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,30 @@ int tally_read_file(const char *path, char **text, size_t *len, char *err,
   return 0;
 }
 
+/* 64-bit FNV-1a: its offset basis and prime. */
+#define FNV_BASIS 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+int tally_config_version(const char *text, size_t len,
+                         char version[TALLY_VERSION_LEN + 1]) {
+  version[0] = '\0';
+  cJSON *root = cJSON_ParseWithLength(text, len);
+  if (root == NULL)
+    return TALLY_EINVAL;
+  char *compact = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (compact == NULL)
+    return TALLY_ENOMEM;
+  uint64_t h = FNV_BASIS;
+  for (const unsigned char *p = (const unsigned char *)compact; *p; p++) {
+    h ^= *p;
+    h *= FNV_PRIME;
+  }
+  cJSON_free(compact);
+  snprintf(version, TALLY_VERSION_LEN + 1, "%016" PRIx64, h);
+  return 0;
+}
+
 /* Parses the task file at path and appends it to ts. */
 static int load_one(tally_taskset_t *ts, const tally_registry_t *reg,
                     const char *path, tally_diag_t *d) {
@@ -75,7 +100,14 @@ static int load_one(tally_taskset_t *ts, const tally_registry_t *reg,
   tally_diag_t fd;
   tally_diag_init(&fd, path);
   tally_task_t *task;
+  char version[TALLY_VERSION_LEN + 1];
   int rc = tally_task_parse(reg, text, len, &fd, &task);
+  if (rc == 0 && tally_config_version(text, len, version) != 0) {
+    /* The text parsed as a task, so it is JSON: only memory can fail. */
+    tally_task_free(task);
+    tally_diag_add(&fd, NULL, "out of memory");
+    rc = TALLY_ENOMEM;
+  }
   free(text);
   tally_diag_move(d, &fd);
   if (rc != 0)
@@ -94,6 +126,7 @@ static int load_one(tally_taskset_t *ts, const tally_registry_t *reg,
   }
   ts->entries[ts->count].task = task;
   ts->entries[ts->count].file = file;
+  memcpy(ts->entries[ts->count].version, version, sizeof(version));
   ts->count++;
   return 0;
 }
@@ -145,8 +178,7 @@ static int load_dir(tally_taskset_t *ts, const tally_registry_t *reg,
     free(names[i]);
   free(names);
   if (rc == 0 && n == 0) {
-    tally_diag_add(d, NULL, "%s: no task configs (*.json) in this folder",
-                   dir);
+    tally_diag_add(d, NULL, "%s: no task configs (*.json) in this folder", dir);
     rc = TALLY_ECONFIG;
   }
   return rc;
@@ -173,8 +205,7 @@ int tally_taskset_load(tally_taskset_t *ts, const tally_registry_t *reg,
   if (ts->count > 1)
     qsort(ts->entries, ts->count, sizeof(*ts->entries), cmp_entry);
   for (size_t i = 1; i < ts->count; i++) {
-    if (strcmp(ts->entries[i - 1].task->name, ts->entries[i].task->name) ==
-        0) {
+    if (strcmp(ts->entries[i - 1].task->name, ts->entries[i].task->name) == 0) {
       tally_diag_add(d, NULL, "%s: task name \"%s\" is also used by %s",
                      ts->entries[i].file, ts->entries[i].task->name,
                      ts->entries[i - 1].file);
@@ -186,18 +217,31 @@ int tally_taskset_load(tally_taskset_t *ts, const tally_registry_t *reg,
   return rc;
 }
 
-const tally_task_t *tally_taskset_find(const tally_taskset_t *ts,
-                                       const char *name) {
+/* The entry of the task called name, or NULL. */
+static const tally_taskset_entry_t *find_entry(const tally_taskset_t *ts,
+                                               const char *name) {
   size_t lo = 0, hi = ts->count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     int c = strcmp(ts->entries[mid].task->name, name);
     if (c == 0)
-      return ts->entries[mid].task;
+      return &ts->entries[mid];
     if (c < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
   return NULL;
+}
+
+const tally_task_t *tally_taskset_find(const tally_taskset_t *ts,
+                                       const char *name) {
+  const tally_taskset_entry_t *entry = find_entry(ts, name);
+  return entry != NULL ? entry->task : NULL;
+}
+
+const char *tally_taskset_version(const tally_taskset_t *ts,
+                                  const tally_task_t *task) {
+  const tally_taskset_entry_t *entry = find_entry(ts, task->name);
+  return entry != NULL && entry->task == task ? entry->version : NULL;
 }

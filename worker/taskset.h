@@ -4,9 +4,15 @@
 
 #include "../config/task.h"
 
+/* The length of a config version: hex digits, without the NUL. */
+#define TALLY_VERSION_LEN 16
+
 typedef struct tally_taskset_entry_s {
   tally_task_t *task;
   char *file; /* the file the task came from */
+  /* The version of the task's config (tally_config_version); "" for an
+   * entry built by hand. */
+  char version[TALLY_VERSION_LEN + 1];
 } tally_taskset_entry_t;
 
 typedef struct tally_taskset_s {
@@ -18,15 +24,28 @@ void tally_taskset_init(tally_taskset_t *ts);
 void tally_taskset_close(tally_taskset_t *ts);
 
 /* Loads path: one task file, or every *.json file in a folder (in name
- * order). Every error in every file goes to d, including two files that
- * use one task name and a folder with no task. Returns 0, or
- * TALLY_ECONFIG (or TALLY_EIO for an unreadable path) with ts empty. */
+ * order), with the version of each. Every error in every file goes to d,
+ * including two files that use one task name and a folder with no task. Returns
+ * 0, or TALLY_ECONFIG (or TALLY_EIO for an unreadable path) with ts empty. */
 int tally_taskset_load(tally_taskset_t *ts, const tally_registry_t *reg,
                        const char *path, tally_diag_t *d);
 
 /* Returns the task called name, or NULL. */
 const tally_task_t *tally_taskset_find(const tally_taskset_t *ts,
                                        const char *name);
+
+/* The version of the task config whose JSON text is text (len bytes):
+ * TALLY_VERSION_LEN lowercase hex digits of the 64-bit FNV-1a hash of the
+ * JSON as cJSON_PrintUnformatted prints it, so that whitespace between
+ * tokens does not change it. Writes the digits and a NUL to version.
+ * Returns 0; TALLY_EINVAL when text is not JSON; or TALLY_ENOMEM. */
+int tally_config_version(const char *text, size_t len,
+                         char version[TALLY_VERSION_LEN + 1]);
+
+/* The version of task, which must be one of ts's tasks: a string in ts,
+ * valid as long as ts. Returns NULL when task is not in ts. */
+const char *tally_taskset_version(const tally_taskset_t *ts,
+                                  const tally_task_t *task);
 
 /* Reads a whole file into a NUL-terminated malloc'ed buffer. Returns 0 or
  * TALLY_EIO/TALLY_ENOMEM with err naming the file and the cause. */

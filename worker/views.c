@@ -1,1 +1,169 @@
-/* Contestant views and score summaries of a scored job (docs/contest.md). */
+/* Summaries, views and token bodies, written with the JSON writer. */
+#include "views.h"
+
+#include "../scoretypes/scoremode.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Cuts b back to len bytes; an out-of-memory flag stays set. */
+static void cut(tally_buf_t *b, size_t len) {
+  if (b->data != NULL && len <= b->len) {
+    b->len = len;
+    b->data[len] = '\0';
+  }
+}
+
+bool tally_views_wanted(const tally_job_t *job) {
+  return job->submission != NULL && job->participant != NULL;
+}
+
+void tally_views_id(tally_buf_t *b, const cJSON *id) {
+  if (cJSON_IsString(id)) {
+    tally_json_str(b, id->valuestring);
+    return;
+  }
+  /* The digits of a number never need an escape. */
+  tally_buf_putc(b, '"');
+  tally_json_num(b, cJSON_IsNumber(id) ? id->valuedouble : NAN);
+  tally_buf_putc(b, '"');
+}
+
+/* Writes ,"key": (or "key": when first). */
+static void put_key(tally_buf_t *b, const char *key, bool first) {
+  if (!first)
+    tally_buf_putc(b, ',');
+  tally_buf_putc(b, '"');
+  tally_buf_puts(b, key);
+  tally_buf_puts(b, "\":");
+}
+
+static void put_bool(tally_buf_t *b, const char *key, bool v) {
+  put_key(b, key, false);
+  tally_buf_puts(b, v ? "true" : "false");
+}
+
+static void put_num(tally_buf_t *b, const char *key, double v) {
+  put_key(b, key, false);
+  tally_json_num(b, v);
+}
+
+/* Writes a side's subtask scores: an array, or null for one subtask. */
+static void put_subtasks(tally_buf_t *b, const char *key,
+                         const tally_score_side_t *side) {
+  put_key(b, key, false);
+  if (side->nsubtasks == 0) {
+    tally_buf_puts(b, "null");
+    return;
+  }
+  tally_buf_putc(b, '[');
+  for (size_t i = 0; i < side->nsubtasks; i++) {
+    if (i > 0)
+      tally_buf_putc(b, ',');
+    tally_json_num(b, side->subtasks[i]);
+  }
+  tally_buf_putc(b, ']');
+}
+
+int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
+                        const tally_job_t *job, const tally_result_t *res,
+                        const char *version, char *err, size_t errlen) {
+  if (!tally_views_wanted(job))
+    return 0;
+  const cJSON *contest = cJSON_GetObjectItemCaseSensitive(job->root, "contest");
+  if (contest != NULL && !cJSON_IsString(contest) &&
+      !(cJSON_IsNumber(contest) && isfinite(contest->valuedouble))) {
+    snprintf(err, errlen, "contest: must be a string or a number");
+    return TALLY_EJOB;
+  }
+  tally_submission_t s;
+  tally_submission_init(&s);
+  if (tally_submission_read_job(&s, job->root, err, errlen) != 0)
+    return TALLY_EJOB;
+  if (tally_submission_set_result(&s, task, res) != 0) {
+    snprintf(err, errlen, "out of memory");
+    return TALLY_ENOMEM;
+  }
+
+  size_t mark = b->len;
+  tally_buf_putc(b, '{');
+  put_key(b, "submission", true);
+  tally_views_id(b, job->submission);
+  put_key(b, "participant", false);
+  tally_views_id(b, job->participant);
+  put_key(b, "contest", false);
+  if (contest != NULL)
+    tally_views_id(b, contest);
+  else
+    tally_buf_puts(b, "\"default\"");
+  put_key(b, "task", false);
+  tally_json_str(b, task->name);
+  put_num(b, "timestamp", s.timestamp);
+  put_bool(b, "official", s.official);
+  put_bool(b, "tokened", s.tokened);
+  put_key(b, "version", false);
+  tally_json_str(b, version != NULL ? version : "");
+  put_key(b, "score_mode", false);
+  tally_json_str(b, tally_score_mode_name(task->score_mode));
+  put_num(b, "score_precision", task->score_precision);
+  put_key(b, "score_rounding", false);
+  tally_json_str(b,
+                 task->score_rounding == TALLY_ROUND_NONE ? "none" : "subtask");
+  put_num(b, "score", s.priv.score);
+  put_num(b, "public_score", s.pub.score);
+  put_num(b, "max_score", task->max_score);
+  put_num(b, "max_public_score", task->max_public_score);
+  put_bool(b, "compiled", !s.priv.not_compiled);
+  put_subtasks(b, "subtasks", &s.priv);
+  put_subtasks(b, "public_subtasks", &s.pub);
+  tally_buf_putc(b, '}');
+  tally_submission_close(&s);
+  if (b->oom) {
+    cut(b, mark);
+    snprintf(err, errlen, "out of memory");
+    return TALLY_ENOMEM;
+  }
+  return 0;
+}
+
+int tally_views_view(tally_buf_t *b, const tally_render_t *r,
+                     const tally_buf_t *details, const tally_task_t *task,
+                     const tally_job_t *job, const tally_result_t *res,
+                     bool full) {
+  if (!tally_views_wanted(job))
+    return 0;
+  size_t mark = b->len;
+  tally_buf_puts(b, "{\"score\":");
+  tally_json_num(b, full ? res->score : res->public_score);
+  tally_buf_puts(b, ",\"max_score\":");
+  tally_json_num(b, full ? task->max_score : task->max_public_score);
+  tally_buf_puts(b, ",\"details\":");
+  if (full)
+    tally_buf_put(b, details->data, details->len);
+  else
+    tally_render_view_details(r, b, details, task, res);
+  tally_buf_putc(b, '}');
+  if (b->oom) {
+    cut(b, mark);
+    return TALLY_ENOMEM;
+  }
+  return 0;
+}
+
+int tally_views_token(tally_buf_t *b, const tally_job_t *job) {
+  size_t mark = b->len;
+  tally_buf_puts(b, "{\"submission\":");
+  tally_views_id(b, job->submission);
+  tally_buf_puts(b, ",\"participant\":");
+  if (job->participant != NULL)
+    tally_views_id(b, job->participant);
+  else
+    tally_buf_puts(b, "null");
+  tally_buf_putc(b, '}');
+  if (b->oom) {
+    cut(b, mark);
+    return TALLY_ENOMEM;
+  }
+  return 0;
+}

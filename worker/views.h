@@ -1,0 +1,43 @@
+/* Writes what tallyd's contest state keeps of a scored job: its summary,
+ * its public and full views, and the body of a token job
+ * (docs/contest.md). */
+#ifndef TALLY_VIEWS_H
+#define TALLY_VIEWS_H
+
+#include "render.h"
+
+/* Whether job takes part in the contest state: it names both its
+ * submission and its participant. The summary and the views of a job
+ * that does not are empty. */
+bool tally_views_wanted(const tally_job_t *job);
+
+/* Appends id, a string or a finite number, as a JSON string: a number is
+ * written as the JSON text tally writes for it (so 7 and 7.0 are "7"). */
+void tally_views_id(tally_buf_t *b, const cJSON *id);
+
+/* Appends the summary of job, scored with task into res, to b (compact
+ * JSON, members in the order of docs/contest.md), with version as the
+ * task config's version. Appends nothing when tally_views_wanted is
+ * false. Returns 0; TALLY_EJOB with err naming the key when contest,
+ * timestamp, official or tokened has the wrong type; or TALLY_ENOMEM. On
+ * error b is cut back to its length on entry. */
+int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
+                        const tally_job_t *job, const tally_result_t *res,
+                        const char *version, char *err, size_t errlen);
+
+/* Appends a view of res to b: the full view (score, max_score, details)
+ * or the public one (public score and max, the details the feedback level
+ * shows). details is the buffer tally_render_details last wrote res's
+ * details to with r. Appends nothing when tally_views_wanted(job) is
+ * false. Returns 0 or TALLY_ENOMEM. */
+int tally_views_view(tally_buf_t *b, const tally_render_t *r,
+                     const tally_buf_t *details, const tally_task_t *task,
+                     const tally_job_t *job, const tally_result_t *res,
+                     bool full);
+
+/* Appends the body of a token job, {"submission":"S","participant":"u"},
+ * with ids written by tally_views_id and participant null when absent.
+ * Returns 0 or TALLY_ENOMEM. */
+int tally_views_token(tally_buf_t *b, const tally_job_t *job);
+
+#endif
