@@ -25,13 +25,520 @@
   "  return ''\n"                                                              \
   "end\n"
 
-/* ARGV[3] unused, ARGV[4] = n, then n x (id, deliveries, kind, body,
- * record). The job is deleted once acknowledged, so the jobs stream never
- * needs a MAXLEN trim (which on Redis 7.0 deletes pending entries too). */
-static const char post_script[] = CHECK_OWNER JOB_OF
+/* The contest state (docs/contest.md), shared by the post and rescore
+ * scripts: the key names, the task score of each score mode as
+ * scoretypes/scoremode.c computes it, the rankings, and the JSON the
+ * scripts write. Numbers are written by num(), never by cjson.encode,
+ * which keeps 14 digits only; worker-rendered views are embedded as they
+ * are. Each script sets P, the key prefix, before it calls any of it. */
+#define CONTEST_LIB                                                            \
+  "-- The contest state library: P is the key prefix, set by each script.\n"   \
+  "local P = ''\n"                                                             \
+  "\n"                                                                         \
+  "-- enc(x) of docs/contest.md: '%' -> %25, ':' -> %3A.\n"                    \
+  "local function enc(x)\n"                                                    \
+  "  return (string.gsub(string.gsub(x, '%%', '%%25'), ':', '%%3A'))\n"        \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- a < b in byte order (Lua's < follows the server's locale).\n"            \
+  "local function bless(a, b)\n"                                               \
+  "  if a == b then return false end\n"                                        \
+  "  local n, i = math.min(#a, #b), 1\n"                                       \
+  "  while i <= n and string.byte(a, i) == string.byte(b, i) do\n"             \
+  "    i = i + 1\n"                                                            \
+  "  end\n"                                                                    \
+  "  if i > n then return #a < #b end\n"                                       \
+  "  return string.byte(a, i) < string.byte(b, i)\n"                           \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- nearbyint: to the nearest integer, ties to even.\n"                      \
+  "local function rint(m)\n"                                                   \
+  "  local f = math.floor(m)\n"                                                \
+  "  local d = m - f\n"                                                        \
+  "  if d > 0.5 then return f + 1 end\n"                                       \
+  "  if d < 0.5 or f % 2 == 0 then return f end\n"                             \
+  "  return f + 1\n"                                                           \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "local P10 = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}\n"             \
+  "\n"                                                                         \
+  "-- The shortest text that reads back as v, as tally_json_num writes it\n"   \
+  "-- (worker/jsonw.c). cjson.encode would keep only 14 digits.\n"             \
+  "local function num(v)\n"                                                    \
+  "  if type(v) ~= 'number' or v ~= v or v == math.huge or\n"                  \
+  "     v == -math.huge then\n"                                                \
+  "    return 'null'\n"                                                        \
+  "  end\n"                                                                    \
+  "  if v == 0 then\n"                                                         \
+  "    if 1 / v < 0 then return '-0.0' end\n"                                  \
+  "    return '0'\n"                                                           \
+  "  end\n"                                                                    \
+  "  for k = 0, 9 do\n"                                                        \
+  "    local m = v * P10[k + 1]\n"                                             \
+  "    if math.abs(m) >= 9007199254740992 then break end\n"                    \
+  "    local r = rint(m)\n"                                                    \
+  "    if r / P10[k + 1] == v then\n"                                          \
+  "      local d = string.format('%.0f', math.abs(r))\n"                       \
+  "      if k > 0 then\n"                                                      \
+  "        if #d <= k then d = string.rep('0', k + 1 - #d) .. d end\n"         \
+  "        d = string.sub(d, 1, #d - k) .. '.' .. string.sub(d, #d - k + 1)\n" \
+  "      end\n"                                                                \
+  "      if r < 0 then d = '-' .. d end\n"                                     \
+  "      return d\n"                                                           \
+  "    end\n"                                                                  \
+  "  end\n"                                                                    \
+  "  local s\n"                                                                \
+  "  for prec = 15, 17 do\n"                                                   \
+  "    s = string.format('%.' .. prec .. 'g', v)\n"                            \
+  "    if tonumber(s) == v then break end\n"                                   \
+  "  end\n"                                                                    \
+  "  return s\n"                                                               \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "local function str(s) return cjson.encode(s) end\n"                         \
+  "local function bool(b) if b then return 'true' end return 'false' end\n"    \
+  "\n"                                                                         \
+  "-- The decoded object of a JSON text, or nil.\n"                            \
+  "local function decode(s)\n"                                                 \
+  "  if not s or s == '' then return nil end\n"                                \
+  "  local ok, v = pcall(cjson.decode, s)\n"                                   \
+  "  if ok and type(v) == 'table' then return v end\n"                         \
+  "  return nil\n"                                                             \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- An id as text: a string as is, a number as num writes it.\n"             \
+  "local function idtext(v)\n"                                                 \
+  "  if type(v) == 'string' then return v end\n"                               \
+  "  if type(v) == 'number' then return num(v) end\n"                          \
+  "  return nil\n"                                                             \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Where a summary counts: {c = contest, u = participant, t = task}.\n"     \
+  "local function ident(s)\n"                                                  \
+  "  if not s then return nil end\n"                                           \
+  "  local u, t = idtext(s.participant), idtext(s.task)\n"                     \
+  "  if not u or not t then return nil end\n"                                  \
+  "  return {c = idtext(s.contest) or 'default', u = u, t = t}\n"              \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "local function same(a, b)\n"                                                \
+  "  return a ~= nil and b ~= nil and a.c == b.c and a.u == b.u and\n"         \
+  "         a.t == b.t\n"                                                      \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "local function is_scored(s)\n"                                              \
+  "  return s.scored ~= false and type(s.score) == 'number' and\n"             \
+  "         type(s.public_score) == 'number'\n"                                \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "local function ptkey(d)\n"                                                  \
+  "  return P .. ':pt:' .. enc(d.c) .. ':' .. enc(d.u) .. ':' .. enc(d.t)\n"   \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "local function tskey(d)\n"                                                  \
+  "  return P .. ':taskscores:' .. enc(d.c) .. ':' .. enc(d.u)\n"              \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- tally_round: the C library's \"%.*f\" then strtod, as in result.c.\n"    \
+  "local function round(x, n)\n"                                               \
+  "  n = math.floor(n)\n"                                                      \
+  "  if x ~= x or x == math.huge or x == -math.huge or n < 0 or n > 10 then\n" \
+  "    return x\n"                                                             \
+  "  end\n"                                                                    \
+  "  return tonumber(string.format('%.' .. n .. 'f', x))\n"                    \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Whether (ts, id) comes after (bts, bid): by timestamp, ties by\n"        \
+  "-- submission id in byte order.\n"                                          \
+  "local function later(ts, id, bts, bid)\n"                                   \
+  "  return ts > bts or (ts == bts and bless(bid, id))\n"                      \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- One side of tally_task_score over subs (official ones), with last the\n" \
+  "-- last of them; sk and ak name the side's score and subtasks.\n"           \
+  "local function side_score(mode, subs, last, sk, ak)\n"                      \
+  "  if mode == 'max' then\n"                                                  \
+  "    local best = 0.0\n"                                                     \
+  "    for _, e in ipairs(subs) do\n"                                          \
+  "      if e.ok and e.s[sk] > best then best = e.s[sk] end\n"                 \
+  "    end\n"                                                                  \
+  "    return best\n"                                                          \
+  "  end\n"                                                                    \
+  "  if mode == 'max_tokened_last' then\n"                                     \
+  "    local ls, bt = 0.0, 0.0\n"                                              \
+  "    if last.ok then ls = last.s[sk] end\n"                                  \
+  "    for _, e in ipairs(subs) do\n"                                          \
+  "      if e.ok and e.tok and e.s[sk] > bt then bt = e.s[sk] end\n"           \
+  "    end\n"                                                                  \
+  "    if bt > ls then return bt end\n"                                        \
+  "    return ls\n"                                                            \
+  "  end\n"                                                                    \
+  "  -- max_subtask: each subtask's best, in index order, then the best\n"     \
+  "  -- of the results that are one subtask; a compilation failure adds\n"     \
+  "  -- nothing.\n"                                                            \
+  "  local nsub, whole, arrs = 0, 0.0, {}\n"                                   \
+  "  for _, e in ipairs(subs) do\n"                                            \
+  "    if e.ok and e.s.compiled ~= false then\n"                               \
+  "      local a = e.s[ak]\n"                                                  \
+  "      if type(a) == 'table' and #a > 0 then\n"                              \
+  "        arrs[#arrs + 1] = a\n"                                              \
+  "        if #a > nsub then nsub = #a end\n"                                  \
+  "      elseif e.s[sk] > whole then\n"                                        \
+  "        whole = e.s[sk]\n"                                                  \
+  "      end\n"                                                                \
+  "    end\n"                                                                  \
+  "  end\n"                                                                    \
+  "  local total = 0.0\n"                                                      \
+  "  for k = 1, nsub do\n"                                                     \
+  "    local best = 0.0\n"                                                     \
+  "    for _, a in ipairs(arrs) do\n"                                          \
+  "      local v = a[k]\n"                                                     \
+  "      if type(v) == 'number' and v > best then best = v end\n"              \
+  "    end\n"                                                                  \
+  "    total = total + best\n"                                                 \
+  "  end\n"                                                                    \
+  "  return total + whole\n"                                                   \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- The task score over a pt hash read by HGETALL (submission id, then\n"    \
+  "-- '1' or '0' for tokened followed by its summary): {score,\n"              \
+  "-- public_score, partial, submissions}. The mode, precision and rounding\n" \
+  "-- are those of the newest scored summary (by timestamp, then id).\n"       \
+  "local function compute(flat)\n"                                             \
+  "  local subs, last, par, pts, pid = {}, nil, nil, 0, ''\n"                  \
+  "  local out = {score = 0, public_score = 0, partial = false}\n"             \
+  "  for j = 1, #flat, 2 do\n"                                                 \
+  "    local id, s = flat[j], decode(string.sub(flat[j + 1], 2))\n"            \
+  "    if s then\n"                                                            \
+  "      local ts = s.timestamp\n"                                             \
+  "      if type(ts) ~= 'number' then ts = 0 end\n"                            \
+  "      local e = {id = id, ts = ts, s = s, ok = is_scored(s),\n"             \
+  "                 tok = string.sub(flat[j + 1], 1, 1) == '1'}\n"             \
+  "      if e.ok and (not par or later(ts, id, pts, pid)) then\n"              \
+  "        par, pts, pid = s, ts, id\n"                                        \
+  "      end\n"                                                                \
+  "      if s.official ~= false then\n"                                        \
+  "        subs[#subs + 1] = e\n"                                              \
+  "        if not e.ok then out.partial = true end\n"                          \
+  "        if not last or later(ts, id, last.ts, last.id) then last = e end\n" \
+  "      end\n"                                                                \
+  "    end\n"                                                                  \
+  "  end\n"                                                                    \
+  "  out.submissions = #subs\n"                                                \
+  "  if #subs == 0 then return out end\n"                                      \
+  "  par = par or {}\n"                                                        \
+  "  local prec = tonumber(par.score_precision) or 0\n"                        \
+  "  for _, side in ipairs({{'score', 'subtasks'},\n"                          \
+  "                         {'public_score', 'public_subtasks'}}) do\n"        \
+  "    local v = side_score(par.score_mode, subs, last, side[1], side[2])\n"   \
+  "    if par.score_rounding ~= 'none' then v = round(v, prec) end\n"          \
+  "    out[side[1]] = v\n"                                                     \
+  "  end\n"                                                                    \
+  "  return out\n"                                                             \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Recomputes and stores the task score of d; nil when d has no\n"          \
+  "-- submissions left.\n"                                                     \
+  "local function task_score(d)\n"                                             \
+  "  local flat = redis.call('HGETALL', ptkey(d))\n"                           \
+  "  if #flat == 0 then\n"                                                     \
+  "    redis.call('HDEL', tskey(d), d.t)\n"                                    \
+  "    return nil\n"                                                           \
+  "  end\n"                                                                    \
+  "  local ts = compute(flat)\n"                                               \
+  "  redis.call('HSET', tskey(d), d.t, '{\"score\":' .. num(ts.score) ..\n"    \
+  "    ',\"public_score\":' .. num(ts.public_score) .. ',\"partial\":' ..\n"   \
+  "    bool(ts.partial) .. ',\"submissions\":' .. ts.submissions .. '}')\n"    \
+  "  return ts\n"                                                              \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Sums d's participant's task scores in task name byte order into both\n"  \
+  "-- rankings.\n"                                                             \
+  "local function totals(d)\n"                                                 \
+  "  local flat = redis.call('HGETALL', tskey(d))\n"                           \
+  "  local rk = P .. ':ranking:' .. enc(d.c)\n"                                \
+  "  if #flat == 0 then\n"                                                     \
+  "    redis.call('ZREM', rk, d.u)\n"                                          \
+  "    redis.call('ZREM', rk .. ':public', d.u)\n"                             \
+  "    return\n"                                                               \
+  "  end\n"                                                                    \
+  "  local order = {}\n"                                                       \
+  "  for j = 1, #flat, 2 do order[#order + 1] = j end\n"                       \
+  "  table.sort(order, function(a, b) return bless(flat[a], flat[b]) end)\n"   \
+  "  local s, ps = 0.0, 0.0\n"                                                 \
+  "  for _, j in ipairs(order) do\n"                                           \
+  "    local a, b = string.match(flat[j + 1],\n"                               \
+  "      '^{\"score\":([^,]*),\"public_score\":([^,]*),')\n"                   \
+  "    s = s + (tonumber(a) or 0)\n"                                           \
+  "    ps = ps + (tonumber(b) or 0)\n"                                         \
+  "  end\n"                                                                    \
+  "  redis.call('ZADD', rk, num(s), d.u)\n"                                    \
+  "  redis.call('ZADD', rk .. ':public', num(ps), d.u)\n"                      \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- The places whose task scores are to be recomputed, each once.\n"         \
+  "local dirty, dirty_list = {}, {}\n"                                         \
+  "\n"                                                                         \
+  "local function touch(d)\n"                                                  \
+  "  if d and not dirty[ptkey(d)] then\n"                                      \
+  "    dirty[ptkey(d)] = true\n"                                               \
+  "    dirty_list[#dirty_list + 1] = d\n"                                      \
+  "  end\n"                                                                    \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Recomputes the touched places, then each participant's totals once.\n"   \
+  "-- Returns the new task scores by pt key.\n"                                \
+  "local function flush()\n"                                                   \
+  "  local res, seen = {}, {}\n"                                               \
+  "  for _, d in ipairs(dirty_list) do res[ptkey(d)] = task_score(d) end\n"    \
+  "  for _, d in ipairs(dirty_list) do\n"                                      \
+  "    if not seen[tskey(d)] then\n"                                           \
+  "      seen[tskey(d)] = true\n"                                              \
+  "      totals(d)\n"                                                          \
+  "    end\n"                                                                  \
+  "  end\n"                                                                    \
+  "  dirty, dirty_list = {}, {}\n"                                             \
+  "  return res\n"                                                             \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Moves submission S's pt value from old to new (either may be nil),\n"    \
+  "-- keeping the index sets.\n"                                               \
+  "local function place(S, old, new, value)\n"                                 \
+  "  if old and not same(old, new) then\n"                                     \
+  "    redis.call('HDEL', ptkey(old), S)\n"                                    \
+  "    for k, name in pairs({c = 'contest', u = 'participant',\n"              \
+  "                          t = 'task'}) do\n"                                \
+  "      if not new or new[k] ~= old[k] then\n"                                \
+  "        redis.call('SREM', P .. ':index:' .. name .. ':' .. enc(old[k]),\n" \
+  "                   S)\n"                                                    \
+  "      end\n"                                                                \
+  "    end\n"                                                                  \
+  "  end\n"                                                                    \
+  "  if not new then return end\n"                                             \
+  "  redis.call('HSET', ptkey(new), S, value)\n"                               \
+  "  if same(old, new) then return end\n"                                      \
+  "  redis.call('SADD', P .. ':index:task:' .. enc(new.t), S)\n"               \
+  "  redis.call('SADD', P .. ':index:contest:' .. enc(new.c), S)\n"            \
+  "  redis.call('SADD', P .. ':index:participant:' .. enc(new.u), S)\n"        \
+  "  redis.call('SADD', P .. ':contests', new.c)\n"                            \
+  "  redis.call('SADD', P .. ':contest:' .. enc(new.c) .. ':tasks', new.t)\n"  \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Writes summary text (s decoded) to the submission hash rec, with the\n"  \
+  "-- fields of extra (a flat list), and counts one more revision. An\n"       \
+  "-- unscored summary is stored with err.\n"                                  \
+  "local function write_summary(rec, text, s, tok, err, extra)\n"              \
+  "  local a = {'HSET', rec, 'summary', text, 'tokened',\n"                    \
+  "             tok and '1' or '0'}\n"                                         \
+  "  local del\n"                                                              \
+  "  if is_scored(s) then\n"                                                   \
+  "    for _, x in ipairs({'scored', '1', 'score', num(s.score),\n"            \
+  "                        'public_score', num(s.public_score),\n"             \
+  "                        'version', idtext(s.version) or ''}) do\n"          \
+  "      a[#a + 1] = x\n"                                                      \
+  "    end\n"                                                                  \
+  "    del = {'HDEL', rec, 'error'}\n"                                         \
+  "  else\n"                                                                   \
+  "    for _, x in ipairs({'scored', '0', 'error', err}) do\n"                 \
+  "      a[#a + 1] = x\n"                                                      \
+  "    end\n"                                                                  \
+  "    del = {'HDEL', rec, 'score', 'public_score', 'version'}\n"              \
+  "  end\n"                                                                    \
+  "  for _, x in ipairs(extra) do a[#a + 1] = x end\n"                         \
+  "  redis.call(unpack(a))\n"                                                  \
+  "  redis.call(unpack(del))\n"                                                \
+  "  redis.call('HINCRBY', rec, 'rev', 1)\n"                                   \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Marks S stale unless v is task t's current version (which it becomes\n"  \
+  "-- when t has none). Returns true when stale.\n"                            \
+  "local function check_version(S, t, v)\n"                                    \
+  "  local cur = redis.call('HGET', P .. ':taskversions', t)\n"                \
+  "  if not cur then\n"                                                        \
+  "    redis.call('HSETNX', P .. ':taskversions', t, v)\n"                     \
+  "    cur = v\n"                                                              \
+  "  end\n"                                                                    \
+  "  if cur ~= v then\n"                                                       \
+  "    redis.call('SADD', P .. ':stale', S)\n"                                 \
+  "    return true\n"                                                          \
+  "  end\n"                                                                    \
+  "  redis.call('SREM', P .. ':stale', S)\n"                                   \
+  "  return false\n"                                                           \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- The id job gives under key: a string as is, a number as the JSON text\n" \
+  "-- that wrote it when that is unambiguous, else as num writes it.\n"        \
+  "local function raw_id(job, key, v)\n"                                       \
+  "  if type(v) ~= 'number' then return idtext(v) end\n"                       \
+  "  local found, n = nil, 0\n"                                                \
+  "  local pat = '\"' .. key .. '\"%s*:%s*(%-?%d[%d%.eE%+%-]*)'\n"             \
+  "  for m in string.gmatch(job, pat) do\n"                                    \
+  "    found, n = m, n + 1\n"                                                  \
+  "  end\n"                                                                    \
+  "  if n == 1 and tonumber(found) == v then return found end\n"               \
+  "  return num(v)\n"                                                          \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- The unscored summary of a scoring job (text, decoded, submission id),\n" \
+  "-- or nil when the job is not one or names no submission, participant or\n" \
+  "-- task.\n"                                                                 \
+  "local function unscored_of(job)\n"                                          \
+  "  local j = decode(job)\n"                                                  \
+  "  if not j or (j.type ~= nil and j.type ~= 'score') then return nil end\n"  \
+  "  local S = raw_id(job, 'submission', j.submission)\n"                      \
+  "  local u = raw_id(job, 'participant', j.participant)\n"                    \
+  "  local t = raw_id(job, 'task', j.task)\n"                                  \
+  "  local c = 'default'\n"                                                    \
+  "  if j.contest ~= nil then c = raw_id(job, 'contest', j.contest) end\n"     \
+  "  if not (S and u and t and c) then return nil end\n"                       \
+  "  local ts = j.timestamp\n"                                                 \
+  "  if type(ts) ~= 'number' then ts = 0 end\n"                                \
+  "  local off = j.official ~= false\n"                                        \
+  "  local s = {submission = S, participant = u, contest = c, task = t,\n"     \
+  "             timestamp = ts, official = off, scored = false,\n"             \
+  "             tokened = j.tokened == true}\n"                                \
+  "  return '{\"submission\":' .. str(S) .. ',\"participant\":' ..\n"          \
+  "    str(u) .. ',\"contest\":' .. str(c) .. ',\"task\":' .. str(t) ..\n"     \
+  "    ',\"timestamp\":' .. num(ts) .. ',\"official\":' .. bool(off) ..\n"     \
+  "    ',\"scored\":false}', s, S\n"                                           \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- The view {score, max_score} of a summary: full when tokened, public\n"   \
+  "-- otherwise; nulls when it is not scored.\n"                               \
+  "local function brief(s, tok)\n"                                             \
+  "  if not s or not is_scored(s) then\n"                                      \
+  "    return '{\"score\":null,\"max_score\":null}'\n"                         \
+  "  end\n"                                                                    \
+  "  if tok then\n"                                                            \
+  "    return '{\"score\":' .. num(s.score) .. ',\"max_score\":' ..\n"         \
+  "      num(s.max_score) .. '}'\n"                                            \
+  "  end\n"                                                                    \
+  "  return '{\"score\":' .. num(s.public_score) .. ',\"max_score\":' ..\n"    \
+  "    num(s.max_public_score) .. '}'\n"                                       \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Writes a contestant event on <p>:public and publishes it. ts is the\n"   \
+  "-- new task score of d (nil when none): only its public side is shown.\n"   \
+  "local function publish(typ, d, S, tok, view, ts)\n"                         \
+  "  local ev = '{\"type\":' .. str(typ) .. ',\"contest\":' .. str(d.c) ..\n"  \
+  "    ',\"participant\":' .. str(d.u) .. ',\"task\":' .. str(d.t) ..\n"       \
+  "    ',\"submission\":' .. str(S) .. ',\"tokened\":' .. bool(tok) ..\n"      \
+  "    ',\"view\":' .. view .. ',\"task_score\":{\"score\":' ..\n"             \
+  "    num(ts and ts.public_score or 0) .. ',\"partial\":' ..\n"               \
+  "    bool(ts and ts.partial) .. '}}'\n"                                      \
+  "  redis.call('XADD', P .. ':public', '*', 'event', ev)\n"                   \
+  "  redis.call('PUBLISH', P .. ':events:' .. d.c, ev)\n"                      \
+  "end\n"
+
+/* ARGV[3] = prefix, ARGV[4] = n, then n x (id, deliveries, kind, body,
+ * record, summary, public view, full view). The job is deleted once
+ * acknowledged, so the jobs stream never needs a MAXLEN trim (which on
+ * Redis 7.0 deletes pending entries too). */
+static const char post_script[] = CHECK_OWNER JOB_OF CONTEST_LIB
+    "local function dead(job, err, dl, id)\n"
+    "  redis.call('XADD', KEYS[3], '*', 'job', job, 'error', err,\n"
+    "             'deliveries', dl, 'id', id)\n"
+    "end\n"
+    "\n"
+    "-- Stores a result's summary and updates the contest state. Returns the\n"
+    "-- item's code.\n"
+    "local function post_result(rec, job, id, rid, text, pubv, fullv)\n"
+    "  local S = string.sub(rec, #P + 13)\n"
+    "  local h = redis.call('HMGET', rec, 'summary', 'tokened')\n"
+    "  local old, s = ident(decode(h[1])), decode(text)\n"
+    "  local new = ident(s)\n"
+    "  if not new then\n"
+    "    redis.call('HSET', rec, 'job', job, 'entry', id, 'result_entry',\n"
+    "               rid)\n"
+    "    if old then\n"
+    "      redis.call('HDEL', rec, 'summary', 'version', 'score',\n"
+    "                 'public_score', 'scored', 'error')\n"
+    "      place(S, old, nil)\n"
+    "      touch(old)\n"
+    "      flush()\n"
+    "    end\n"
+    "    return 1\n"
+    "  end\n"
+    "  local tok = h[2] == '1' or s.tokened == true\n"
+    "  write_summary(rec, text, s, tok, 'not scored',\n"
+    "                {'job', job, 'entry', id, 'result_entry', rid})\n"
+    "  place(S, old, new, (tok and '1' or '0') .. text)\n"
+    "  touch(old)\n"
+    "  touch(new)\n"
+    "  local ts = flush()[ptkey(new)]\n"
+    "  local code = 1\n"
+    "  if is_scored(s) and s.version ~= nil and\n"
+    "     check_version(S, new.t, idtext(s.version) or '') then\n"
+    "    code = 2\n"
+    "  end\n"
+    "  local view = pubv\n"
+    "  if tok then view = fullv end\n"
+    "  if view == '' then view = brief(s, tok) end\n"
+    "  publish('score', new, S, tok, view, ts)\n"
+    "  return code\n"
+    "end\n"
+    "\n"
+    "-- Stores an unscored scoring job that was dead-lettered.\n"
+    "local function post_dead(job, id, err)\n"
+    "  local text, s, S = unscored_of(job)\n"
+    "  if not text then return end\n"
+    "  local rec = P .. ':submission:' .. S\n"
+    "  local h = redis.call('HMGET', rec, 'summary', 'tokened')\n"
+    "  local old, new = ident(decode(h[1])), ident(s)\n"
+    "  local tok = h[2] == '1' or s.tokened\n"
+    "  write_summary(rec, text, s, tok, err, {'job', job, 'entry', id})\n"
+    "  redis.call('HDEL', rec, 'result_entry')\n"
+    "  redis.call('SREM', P .. ':stale', S)\n"
+    "  place(S, old, new, (tok and '1' or '0') .. text)\n"
+    "  touch(old)\n"
+    "  touch(new)\n"
+    "  flush()\n"
+    "end\n"
+    "\n"
+    "-- Applies a token, or keeps it until the submission is scored. Returns\n"
+    "-- the cause when the token is to be dead-lettered instead.\n"
+    "local function post_token(rec, job, id, body, text, fullv)\n"
+    "  local tk = decode(body) or {}\n"
+    "  local S = idtext(tk.submission) or ''\n"
+    "  if rec == '' then rec = P .. ':submission:' .. S end\n"
+    "  local h = redis.call('HGET', rec, 'summary')\n"
+    "  local st = decode(h)\n"
+    "  local tp = idtext(tk.participant)\n"
+    "  if st and tp and tp ~= idtext(st.participant) then\n"
+    "    return 'token for participant ' .. str(tp) ..\n"
+    "      ', but submission ' .. str(S) .. ' is of participant ' ..\n"
+    "      str(idtext(st.participant) or '')\n"
+    "  end\n"
+    "  local old = ident(st)\n"
+    "  local s = decode(text)\n"
+    "  if s then\n"
+    "    write_summary(rec, text, s, true, 'not scored', {})\n"
+    "    st, h = s, text\n"
+    "  else\n"
+    "    redis.call('HSET', rec, 'tokened', '1')\n"
+    "  end\n"
+    "  local state, new = 'pending', ident(st)\n"
+    "  if new then\n"
+    "    place(S, old, new, '1' .. h)\n"
+    "    touch(old)\n"
+    "    touch(new)\n"
+    "    local ts = flush()[ptkey(new)]\n"
+    "    if is_scored(st) then\n"
+    "      state = 'applied'\n"
+    "      if fullv == '' then fullv = brief(st, true) end\n"
+    "      publish('token', new, S, true, fullv, ts)\n"
+    "    end\n"
+    "  end\n"
+    "  redis.call('XADD', KEYS[2], '*', 'token', '{\"submission\":' ..\n"
+    "             str(S) .. ',\"id\":' .. str(id) .. ',\"state\":' ..\n"
+    "             str(state) .. '}')\n"
+    "  return nil\n"
+    "end\n"
+    "\n"
+    "P = ARGV[3]\n"
     "local out = {}\n"
     "for i = 0, tonumber(ARGV[4]) - 1 do\n"
-    "  local b = 5 + i * 5\n"
+    "  local b = 5 + i * 8\n"
     "  local id, dl, kind, body, rec =\n"
     "    ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]\n"
     "  local code = owned(id, dl)\n"
@@ -40,13 +547,18 @@ static const char post_script[] = CHECK_OWNER JOB_OF
     "    local job = ''\n"
     "    if #e > 0 then job = job_of(e[1][2]) end\n"
     "    if kind == 'result' then\n"
-    "      redis.call('XADD', KEYS[2], '*', 'result', body)\n"
+    "      local rid = redis.call('XADD', KEYS[2], '*', 'result', body)\n"
     "      if rec ~= '' then\n"
-    "        redis.call('HSET', rec, 'job', job, 'result', body, 'entry', id)\n"
+    "        code = post_result(rec, job, id, rid, ARGV[b + 5], ARGV[b + 6],\n"
+    "                           ARGV[b + 7])\n"
     "      end\n"
+    "    elseif kind == 'token' then\n"
+    "      local err = post_token(rec, job, id, body, ARGV[b + 5],\n"
+    "                             ARGV[b + 7])\n"
+    "      if err then dead(job, err, dl, id) end\n"
     "    else\n"
-    "      redis.call('XADD', KEYS[3], '*', 'job', job, 'error', body,\n"
-    "                 'deliveries', dl, 'id', id)\n"
+    "      dead(job, body, dl, id)\n"
+    "      post_dead(job, id, body)\n"
     "    end\n"
     "    redis.call('XACK', KEYS[1], ARGV[1], id)\n"
     "    redis.call('XDEL', KEYS[1], id)\n"
@@ -125,12 +637,97 @@ static const char release_script[] = CHECK_OWNER
     "end\n"
     "return out\n";
 
+/* No stream keys: ARGV[1] = prefix, ARGV[2] = n, then n x (submission,
+ * rev, summary, error). */
+static const char rescore_script[] = CONTEST_LIB
+    "-- The change JSON's old or new member.\n"
+    "local function scores(sc, ps)\n"
+    "  if sc == nil then return 'null' end\n"
+    "  return '{\"score\":' .. num(sc) .. ',\"public_score\":' .. num(ps) ..\n"
+    "    '}'\n"
+    "end\n"
+    "\n"
+    "-- Rescores one submission whose hash h was read as (job, rev,\n"
+    "-- summary, score, public_score, scored, tokened). Events wait in evs\n"
+    "-- for the task scores. Returns 1 when a score changed, else 0.\n"
+    "local function rescore_one(rec, S, h, text, err, evs)\n"
+    "  local tok = h[7] == '1'\n"
+    "  local old, s = ident(decode(h[3])), decode(text)\n"
+    "  if not s then text, s = unscored_of(h[1]) end\n"
+    "  if err == '' then err = 'not scored' end\n"
+    "  local new = ident(s)\n"
+    "  if s then\n"
+    "    write_summary(rec, text, s, tok, err, {})\n"
+    "  else\n"
+    "    redis.call('HSET', rec, 'scored', '0', 'error', err)\n"
+    "    redis.call('HDEL', rec, 'summary', 'score', 'public_score',\n"
+    "               'version')\n"
+    "    redis.call('HINCRBY', rec, 'rev', 1)\n"
+    "  end\n"
+    "  place(S, old, new, (tok and '1' or '0') .. (text or ''))\n"
+    "  touch(old)\n"
+    "  touch(new)\n"
+    "  local now = s ~= nil and is_scored(s)\n"
+    "  if now and new and s.version ~= nil then\n"
+    "    check_version(S, new.t, idtext(s.version) or '')\n"
+    "  else\n"
+    "    redis.call('SREM', P .. ':stale', S)\n"
+    "  end\n"
+    "  local os, ops, ns, nps\n"
+    "  if h[6] == '1' then os, ops = tonumber(h[4]), tonumber(h[5]) end\n"
+    "  if now then ns, nps = s.score, s.public_score end\n"
+    "  if os == ns and ops == nps then return 0 end\n"
+    "  local d = new or old or {}\n"
+    "  local function s_or_null(x)\n"
+    "    if x == nil then return 'null' end\n"
+    "    return str(x)\n"
+    "  end\n"
+    "  redis.call('XADD', P .. ':changes', '*', 'change', '{\"contest\":' ..\n"
+    "    s_or_null(d.c) .. ',\"participant\":' .. s_or_null(d.u) ..\n"
+    "    ',\"task\":' .. s_or_null(d.t) .. ',\"submission\":' .. str(S) ..\n"
+    "    ',\"version\":' ..\n"
+    "    s_or_null(now and idtext(s.version) or nil) .. ',\"old\":' ..\n"
+    "    scores(os, ops) .. ',\"new\":' .. scores(ns, nps) .. '}')\n"
+    "  local ov, nv = ops, nps\n"
+    "  if tok then ov, nv = os, ns end\n"
+    "  if ov ~= nv and new then\n"
+    "    evs[#evs + 1] = {d = new, S = S, tok = tok, view = brief(s, tok)}\n"
+    "  end\n"
+    "  return 1\n"
+    "end\n"
+    "\n"
+    "P = ARGV[1]\n"
+    "local out, evs = {}, {}\n"
+    "for i = 0, tonumber(ARGV[2]) - 1 do\n"
+    "  local b = 3 + i * 4\n"
+    "  local S, rev = ARGV[b], ARGV[b + 1]\n"
+    "  local rec = P .. ':submission:' .. S\n"
+    "  local h = redis.call('HMGET', rec, 'job', 'rev', 'summary', 'score',\n"
+    "                       'public_score', 'scored', 'tokened')\n"
+    "  if not h[1] then\n"
+    "    out[#out + 1] = -3\n"
+    "  elseif (h[2] or '0') ~= (rev ~= '' and rev or '0') then\n"
+    "    out[#out + 1] = -1\n"
+    "  else\n"
+    "    out[#out + 1] = rescore_one(rec, S, h, ARGV[b + 2], ARGV[b + 3],\n"
+    "                                evs)\n"
+    "  end\n"
+    "end\n"
+    "local tss = flush()\n"
+    "for _, e in ipairs(evs) do\n"
+    "  publish('rescore', e.d, e.S, e.tok, e.view, tss[ptkey(e.d)])\n"
+    "end\n"
+    "return out\n";
+
+const char tally_script_lib[] = CONTEST_LIB;
+
 const char *const tally_scripts[TALLY_SCRIPT_COUNT] = {
     [TALLY_SCRIPT_POST] = post_script,
     [TALLY_SCRIPT_HISTORY] = history_script,
     [TALLY_SCRIPT_CLAIM] = claim_script,
     [TALLY_SCRIPT_RETRY] = retry_script,
     [TALLY_SCRIPT_RELEASE] = release_script,
+    [TALLY_SCRIPT_RESCORE] = rescore_script,
 };
 
 static void arg(tally_call_t *c, const char *s, size_t len) {
@@ -141,6 +738,11 @@ static void arg(tally_call_t *c, const char *s, size_t len) {
 
 static void arg_str(tally_call_t *c, const char *s) {
   arg(c, s, strlen(s));
+}
+
+/* A string that may be NULL, which passes as "". */
+static void arg_opt(tally_call_t *c, const char *s, size_t len) {
+  arg(c, s ? s : "", s ? len : 0);
 }
 
 static void arg_num(tally_call_t *c, unsigned long long v) {
@@ -165,10 +767,25 @@ void tally_call_begin(tally_call_t *c, tally_script_t s, const char *sha,
   arg_str(c, TALLY_GROUP);
   arg_str(c, consumer);
   if (s == TALLY_SCRIPT_POST || s == TALLY_SCRIPT_RELEASE) {
-    arg_str(c, "0");
+    snprintf(c->prefix, sizeof(c->prefix), "%s", prefix);
+    arg_str(c, s == TALLY_SCRIPT_POST ? c->prefix : "0");
     c->count_arg = c->argc;
     arg_num(c, 0);
   }
+}
+
+void tally_call_rescore_begin(tally_call_t *c, const char *sha,
+                              const char *prefix) {
+  c->argc = 0;
+  c->nnums = 0;
+  c->items = 0;
+  arg_str(c, sha ? "EVALSHA" : "EVAL");
+  arg_str(c, sha ? sha : tally_scripts[TALLY_SCRIPT_RESCORE]);
+  arg_str(c, "0");
+  snprintf(c->prefix, sizeof(c->prefix), "%s", prefix);
+  arg_str(c, c->prefix);
+  c->count_arg = c->argc;
+  arg_num(c, 0);
 }
 
 /* Rewrites the item count after an item is added. */
@@ -181,7 +798,7 @@ static void count_item(tally_call_t *c) {
 
 int tally_call_post(tally_call_t *c, const char *id, uint32_t deliveries,
                     const char *kind, const char *body, size_t body_len,
-                    const char *record) {
+                    const char *record, const tally_post_extra_t *extra) {
   if (c->items >= TALLY_CALL_MAX_ITEMS)
     return -1;
   arg_str(c, id);
@@ -189,6 +806,25 @@ int tally_call_post(tally_call_t *c, const char *id, uint32_t deliveries,
   arg_str(c, kind);
   arg(c, body, body_len);
   arg_str(c, record ? record : "");
+  const tally_post_extra_t none = {0};
+  if (extra == NULL)
+    extra = &none;
+  arg_opt(c, extra->summary, extra->summary_len);
+  arg_opt(c, extra->pub, extra->pub_len);
+  arg_opt(c, extra->full, extra->full_len);
+  count_item(c);
+  return 0;
+}
+
+int tally_call_rescore(tally_call_t *c, const char *submission, const char *rev,
+                       const char *summary, size_t summary_len,
+                       const char *error) {
+  if (c->items >= TALLY_CALL_MAX_ITEMS)
+    return -1;
+  arg_str(c, submission);
+  arg_str(c, rev);
+  arg_opt(c, summary, summary_len);
+  arg_str(c, error ? error : "");
   count_item(c);
   return 0;
 }

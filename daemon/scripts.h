@@ -17,14 +17,38 @@ typedef enum tally_script_e {
   TALLY_SCRIPT_CLAIM,    /* take over entries idle too long elsewhere */
   TALLY_SCRIPT_RETRY,    /* count one more delivery before a retry */
   TALLY_SCRIPT_RELEASE,  /* hand entries back when draining */
+  TALLY_SCRIPT_RESCORE,  /* write rescored summaries (no stream keys) */
   TALLY_SCRIPT_COUNT
 } tally_script_t;
 
 /* The Lua source of each script, for SCRIPT LOAD or EVAL. */
 extern const char *const tally_scripts[TALLY_SCRIPT_COUNT];
 
+/* The Lua library the post and rescore scripts share, which keeps the
+ * contest state of docs/contest.md. Tests run its functions with a
+ * harness appended: compute(flat) takes a pt hash as HGETALL reads it and
+ * returns {score, public_score, partial, submissions}; num(x) writes a
+ * number as the shortest text that reads back as x (as tally_json_num).
+ *
+ * How the library computes a task score, over the pt hash of (contest,
+ * participant, task): as tally_task_score, with each summary's sides read
+ * from "score"/"subtasks" and "public_score"/"public_subtasks" (an array
+ * of subtask scores, or null or [] for one subtask worth the score);
+ * "compiled": false adds nothing under max_subtask; a summary with
+ * "scored": false, or without numeric scores, counts 0 and makes the task
+ * score partial; "official": false ones are left out. The submissions are
+ * ordered by timestamp, ties by submission id in byte order, so the last
+ * one is the greatest (timestamp, id). The score mode, score_precision
+ * and score_rounding are those of the newest scored summary in that order
+ * (official or not), so the task score does not depend on which
+ * submission was posted last; with no scored summary every score is 0. */
+extern const char tally_script_lib[];
+
 /* What the post, retry and release scripts return for one entry. */
 enum {
+  TALLY_POST_STALE = 2,       /* written and acknowledged, but with a task
+                                 config version other than the current one
+                                 (<p>:taskversions): marked in <p>:stale */
   TALLY_POST_DONE = 1,        /* written and acknowledged */
   TALLY_POST_GONE = 0,        /* the entry is no longer pending: dropped */
   TALLY_POST_STOLEN = -1,     /* another consumer owns it now: dropped */
@@ -36,7 +60,7 @@ enum {
  * strings given to the tally_call_* functions are borrowed and must stay
  * alive until the call is sent (hiredis copies them when it formats the
  * command). A call holds no other resource: reuse it with _begin. */
-#define TALLY_CALL_MAX_ARGS (16 + 5 * 256)
+#define TALLY_CALL_MAX_ARGS (16 + 8 * 256)
 
 typedef struct tally_call_s {
   const char *argv[TALLY_CALL_MAX_ARGS];
@@ -45,6 +69,7 @@ typedef struct tally_call_s {
   int count_arg; /* index of the item count, for post and release */
   unsigned items;
   char keys[3][96];
+  char prefix[96];
   char nums[4 + 2 * 256][24]; /* numbers formatted for the arguments */
   unsigned nnums;
 } tally_call_t;
@@ -56,13 +81,57 @@ typedef struct tally_call_s {
 void tally_call_begin(tally_call_t *c, tally_script_t s, const char *sha,
                       const char *prefix, const char *consumer);
 
-/* Post: appends one entry. kind is "result" (body: the result JSON;
- * record: the key of the submission record, or NULL for none) or "dead"
- * (body: the cause). The job text is taken from the stream by the script,
- * so it never travels twice. Returns 0, or -1 when the call is full. */
+/* What the worker wrote besides the result (docs/contest.md): the
+ * summary, the public view and the full view. A NULL string is "". */
+typedef struct tally_post_extra_s {
+  const char *summary;
+  size_t summary_len;
+  const char *pub;
+  size_t pub_len;
+  const char *full;
+  size_t full_len;
+} tally_post_extra_t;
+
+/* Post: appends one entry. The job text is taken from the stream by the
+ * script, so it never travels twice. kind is one of:
+ *
+ * - "result": body is the result JSON, added to <p>:results. record is
+ *   the key of the submission hash (<p>:submission:<S>), or NULL for
+ *   none; extra (NULL: all "") carries the summary and views. With a
+ *   record, the hash gets job, entry and result_entry, and with a summary
+ *   also summary, version, score, public_score, scored=1, tokened (kept
+ *   once 1, and set by a summary's "tokened": true) and rev+1; then the
+ *   contest state is updated (pt hash, index sets, contests, task scores,
+ *   both rankings) and a "score" event is added to <p>:public and
+ *   published on <p>:events:<contest>, with the full view if the
+ *   submission is tokened, else the public view. A submission whose
+ *   previous job placed it elsewhere (contest, participant or task) is
+ *   taken out of the old place, which is recomputed too. A summary whose
+ *   version is not the task's in <p>:taskversions (set to it when the
+ *   task has none) is still written, but the submission goes into
+ *   <p>:stale and the item's code is TALLY_POST_STALE; written with the
+ *   current version, it leaves <p>:stale.
+ * - "dead": body is the cause, dead-lettered with the job. A scoring job
+ *   (type absent or "score") that names its submission, participant and
+ *   task is also stored as unscored: scored=0, error, the unscored
+ *   summary, rev+1; it counts 0 in its task score, which becomes partial.
+ *   No event is written for it.
+ * - "token": body is {"submission":"S","participant":"u"|null}; record is
+ *   S's hash key; extra's summary, when not "", is S's summary rendered
+ *   again (stored like a result's), and its full view, when not "", the
+ *   view of the "token" event ({"score","max_score"} from the summary
+ *   otherwise). A token whose participant is not the submission's is
+ *   dead-lettered (the error names both). Otherwise tokened=1 is stored;
+ *   for a scored submission the task score and rankings are recomputed, a
+ *   "token" event is written and the token's <p>:results entry is
+ *   {"submission":S,"id":<entry id>,"state":"applied"}; for one not
+ *   scored yet the state is "pending", and its next result publishes the
+ *   full view.
+ *
+ * Returns 0, or -1 when the call is full. */
 int tally_call_post(tally_call_t *c, const char *id, uint32_t deliveries,
                     const char *kind, const char *body, size_t body_len,
-                    const char *record);
+                    const char *record, const tally_post_extra_t *extra);
 
 /* History: up to count of this consumer's pending entries after cursor
  * ("0" for the first). Reply: a flat array of (id, deliveries, job) with
@@ -87,5 +156,38 @@ void tally_call_retry(tally_call_t *c, const char *id, uint32_t deliveries);
  * claim takes it. Reply: one TALLY_POST_* code per entry. Returns 0, or -1
  * when the call is full. */
 int tally_call_release(tally_call_t *c, const char *id, uint32_t deliveries);
+
+/* Rescore: a call of TALLY_SCRIPT_RESCORE, which takes no stream keys:
+ * EVALSHA sha 0 prefix n, then n x (submission, rev, summary, error). */
+void tally_call_rescore_begin(tally_call_t *c, const char *sha,
+                              const char *prefix);
+
+/* What the rescore script returns for one submission. */
+enum {
+  TALLY_RESCORED_CHANGED = 1, /* written; its score changed */
+  TALLY_RESCORED_SAME = 0,    /* written; the same scores */
+  TALLY_RESCORED_MOVED = -1,  /* written since rev was read: read again */
+  TALLY_RESCORED_GONE = -3    /* no such submission (no job stored) */
+};
+
+/* Rescore: appends one submission, rescored from its stored job. rev is
+ * the hash's rev as read with the job (an absent rev is "" or "0");
+ * summary (summary_len bytes) is the new summary, or "" (or NULL) when
+ * the job cannot be scored now, with error (NULL: "") saying why. The
+ * script writes, when rev still matches, the summary, version, score,
+ * public_score, scored, rev+1 and the pt value (tokened kept; an unscored
+ * submission gets the unscored summary of its job and error), and takes
+ * the submission out of <p>:stale when its version is the task's
+ * current one. When score, public_score or scored changed it adds
+ * {"contest","participant","task","submission","version","old","new"}
+ * to <p>:changes (old and new are {"score","public_score"}, or null when
+ * not scored), and when the score the contestant sees changed (the full
+ * one when tokened, else the public one) a "rescore" event with view
+ * {"score","max_score"} (nulls when not scored). After all items, each
+ * affected task score and ranking is recomputed once. Reply: one
+ * TALLY_RESCORED_* code per item. Returns 0, or -1 when the call is full. */
+int tally_call_rescore(tally_call_t *c, const char *submission, const char *rev,
+                       const char *summary, size_t summary_len,
+                       const char *error);
 
 #endif

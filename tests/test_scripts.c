@@ -53,7 +53,8 @@ static long long post(const char *consumer, const char *id, unsigned deliveries,
   tally_call_begin(&call, TALLY_SCRIPT_POST, NULL, "tally", consumer);
   cr_assert_eq(tally_call_post(
                    &call, id, deliveries, kind, body, strlen(body),
-                   strcmp(kind, "result") == 0 ? "tally:submission:s-1" : NULL),
+                   strcmp(kind, "result") == 0 ? "tally:submission:s-1" : NULL,
+                   NULL),
                0);
   redisReply *r = run(&call);
   cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
@@ -102,8 +103,16 @@ Test(scripts, post_writes_the_result_and_the_record_then_acks_and_deletes) {
   cr_expect_eq(pending(), 0, "nothing stays pending");
   redisReply *r = redisCommand(c, "HGETALL tally:submission:s-1");
   expect_field(r, "job", "{\"submission\":\"s-1\"}");
-  expect_field(r, "result", "{\"score\":1}");
   expect_field(r, "entry", id);
+  freeReplyObject(r);
+  r = redisCommand(c, "XRANGE tally:results - +");
+  cr_assert_eq(r->elements, 1);
+  expect_field(r->element[0]->element[1], "result", "{\"score\":1}");
+  cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:submission:s-1 result"), 0,
+               "the result is not kept in the record");
+  cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:submission:s-1 "
+                                     "result_entry"),
+               1);
   freeReplyObject(r);
 }
 
@@ -158,9 +167,9 @@ Test(scripts, post_carries_many_entries_and_answers_each) {
   read_as("a", ">");
   tally_call_t call;
   tally_call_begin(&call, TALLY_SCRIPT_POST, NULL, "tally", "a");
-  tally_call_post(&call, ids[0], 1, "result", "{\"n\":0}", 7, NULL);
-  tally_call_post(&call, ids[1], 5, "result", "{\"n\":1}", 7, NULL);
-  tally_call_post(&call, ids[2], 1, "dead", "bad", 3, NULL);
+  tally_call_post(&call, ids[0], 1, "result", "{\"n\":0}", 7, NULL, NULL);
+  tally_call_post(&call, ids[1], 5, "result", "{\"n\":1}", 7, NULL, NULL);
+  tally_call_post(&call, ids[2], 1, "dead", "bad", 3, NULL, NULL);
   redisReply *r = run(&call);
   cr_assert_eq(r->elements, 3);
   cr_expect_eq(r->element[0]->integer, TALLY_POST_DONE);
@@ -339,7 +348,7 @@ Test(scripts, evalsha_runs_the_loaded_scripts) {
   read_as("a", ">");
   tally_call_t call;
   tally_call_begin(&call, TALLY_SCRIPT_POST, sha, "tally", "a");
-  tally_call_post(&call, id, 1, "result", "{}", 2, NULL);
+  tally_call_post(&call, id, 1, "result", "{}", 2, NULL, NULL);
   r = run(&call);
   cr_expect_eq(r->element[0]->integer, TALLY_POST_DONE);
   freeReplyObject(r);
