@@ -279,6 +279,11 @@ Test(batch, round_trips_results_written_whole_and_in_place) {
   tally_buf_puts(&b, "{\"error\":\"no\"}");
   cr_assert_eq(tally_batch_end_result(&w, TALLY_BATCH_JOB_ERROR), 0);
   tally_batch_put_result(&w, "1-2", 3, TALLY_BATCH_SCORED, NULL, 0);
+  tally_batch_put_result(&w, "1-3", 3, TALLY_BATCH_TOKEN,
+                         "{\"submission\":\"s\"}", 16);
+  static const char parts[] = "{\"score\":1}\n{\"task\":\"t\"}\n\n";
+  tally_batch_put_result(&w, "1-4", 3, TALLY_BATCH_SCORED, parts,
+                         sizeof(parts) - 1);
   cr_assert_eq(tally_batch_writer_end(&w), 0);
   cr_assert(memcmp(b.data, "earlier bytes stay", before) == 0);
 
@@ -300,6 +305,13 @@ Test(batch, round_trips_results_written_whole_and_in_place) {
   assert_bytes(res.body, res.body_len, "{\"error\":\"no\"}", 14);
   cr_assert_eq(tally_batch_next_result(&br, &res), 1, "%s", br.err);
   cr_assert_eq(res.body_len, 0);
+  cr_assert_eq(tally_batch_next_result(&br, &res), 1, "%s", br.err);
+  assert_bytes(res.id, res.id_len, "1-3", 3);
+  cr_assert_eq(res.status, TALLY_BATCH_TOKEN);
+  assert_bytes(res.body, res.body_len, "{\"submission\":\"s\"}", 16);
+  cr_assert_eq(tally_batch_next_result(&br, &res), 1, "%s", br.err);
+  cr_assert_eq(res.status, TALLY_BATCH_SCORED);
+  assert_bytes(res.body, res.body_len, parts, sizeof(parts) - 1);
   cr_assert_eq(tally_batch_next_result(&br, &res), 0, "%s", br.err);
   tally_frame_reader_close(&r);
   tally_buf_close(&b);
@@ -441,20 +453,20 @@ Test(batch, refuses_an_unknown_status) {
   static const char payload[] = "\0\0\0\1"
                                 "\0\0\0\1"
                                 "a"
-                                "\2"
+                                "\3"
                                 "\0\0\0\0";
   tally_batch_reader_t br;
   tally_batch_result_t res;
   cr_assert_eq(tally_batch_reader_init(&br, payload, sizeof(payload) - 1), 0);
   cr_assert_eq(tally_batch_next_result(&br, &res), TALLY_EINVAL);
-  cr_assert(strstr(br.err, "unknown status 2") != NULL, "%s", br.err);
+  cr_assert(strstr(br.err, "unknown status 3") != NULL, "%s", br.err);
   cr_assert_eq(tally_batch_next_result(&br, &res), TALLY_EINVAL);
 
   tally_buf_t b;
   tally_batch_writer_t w;
   tally_buf_init(&b);
   tally_batch_writer_begin(&w, &b);
-  tally_batch_put_result(&w, "a", 1, (tally_batch_status_t)2, "{}", 2);
+  tally_batch_put_result(&w, "a", 1, (tally_batch_status_t)3, "{}", 2);
   cr_assert_eq(tally_batch_writer_end(&w), TALLY_EINVAL);
   cr_assert_eq(b.len, 0);
   tally_buf_close(&b);

@@ -1,6 +1,7 @@
 /* tally-worker as tallyd runs it: a child process on pipes, spoken to in
  * frames, that answers batches and exits as docs/worker-protocol.md says. */
 #include "worker/frame.h"
+#include "worker/taskset.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -225,18 +226,47 @@ static void read_response(child_t *c, tally_batch_reader_t *br,
   cr_assert_eq(br->count, count);
 }
 
-/* Takes the next result, checks its id and status, and returns its body
- * parsed (free with cJSON_Delete). */
-static cJSON *next_result(tally_batch_reader_t *br, const char *id,
-                          tally_batch_status_t status) {
+/* The parts of a scored body: the result, the summary, the public view
+ * and the full view, each NUL-terminated (malloc'ed; free parts[0]). */
+typedef struct parts_s {
+  char *part[4];
+} parts_t;
+
+/* Takes the next result, checks its id and status, and splits its body:
+ * a scored body into its four parts, any other into one part. */
+static void next_parts(tally_batch_reader_t *br, const char *id,
+                       tally_batch_status_t status, parts_t *parts) {
   tally_batch_result_t res;
   cr_assert_eq(tally_batch_next_result(br, &res), 1, "%s", br->err);
   cr_assert_eq(res.id_len, strlen(id));
   cr_assert(memcmp(res.id, id, res.id_len) == 0, "id %.*s, not %s",
             (int)res.id_len, res.id, id);
   cr_assert_eq(res.status, status, "%.*s", (int)res.body_len, res.body);
-  cJSON *body = cJSON_ParseWithLength(res.body, res.body_len);
-  cr_assert_not_null(body, "%.*s", (int)res.body_len, res.body);
+  char *body = malloc(res.body_len + 1);
+  cr_assert_not_null(body);
+  memcpy(body, res.body, res.body_len);
+  body[res.body_len] = '\0';
+  memset(parts, 0, sizeof(*parts));
+  parts->part[0] = body;
+  int n = 1;
+  for (char *nl = strchr(body, '\n'); nl != NULL; nl = strchr(nl + 1, '\n')) {
+    cr_assert_lt(n, 4, "too many parts: %s", body);
+    *nl = '\0';
+    parts->part[n++] = nl + 1;
+  }
+  cr_assert_eq(n, status == TALLY_BATCH_SCORED ? 4 : 1, "%d parts", n);
+}
+
+/* Takes the next result, checks its id and status, and returns its body
+ * (its first part, the result, when scored) parsed, refusing any text
+ * after it (free with cJSON_Delete). */
+static cJSON *next_result(tally_batch_reader_t *br, const char *id,
+                          tally_batch_status_t status) {
+  parts_t parts;
+  next_parts(br, id, status, &parts);
+  cJSON *body = cJSON_ParseWithOpts(parts.part[0], NULL, 1);
+  cr_assert_not_null(body, "%s", parts.part[0]);
+  free(parts.part[0]);
   return body;
 }
 
@@ -278,6 +308,124 @@ Test(worker, scores_a_batch_and_answers_with_ids_statuses_and_results) {
   tally_batch_result_t res;
   cr_assert_eq(tally_batch_next_result(&br, &res), 0, "%s", br.err);
 
+  child_close_stdin(&c);
+  cr_assert_eq(child_exit_code(&c), 0);
+  child_stop(&c);
+}
+
+/* The version of the example task name, as the worker computes it. */
+static void example_version(const char *name, char version[17]) {
+  char path[512], err[256], *text;
+  size_t len;
+  snprintf(path, sizeof(path), "%s/%s.json", TASKS, name);
+  cr_assert_eq(tally_read_file(path, &text, &len, err, sizeof(err)), 0, "%s",
+               err);
+  cr_assert_eq(tally_config_version(text, len, version), 0);
+  free(text);
+}
+
+Test(worker, answers_a_scored_job_with_result_summary_and_views) {
+  child_t c;
+  child_start(&c, NULL, NULL);
+  const req_job_t jobs[] = {{"5-0", JOB_APLUSB}, {"6-0", JOB_SUM}};
+  send_request(&c, jobs, 2);
+  tally_batch_reader_t br;
+  read_response(&c, &br, 2);
+  char version[17];
+  example_version("aplusb", version);
+
+  parts_t p;
+  next_parts(&br, "5-0", TALLY_BATCH_SCORED, &p);
+  cJSON *result = cJSON_ParseWithOpts(p.part[0], NULL, 1);
+  cr_assert_not_null(result, "%s", p.part[0]);
+  /* id, then version, end the result. */
+  char tail[64];
+  snprintf(tail, sizeof(tail), ",\"id\":\"5-0\",\"version\":\"%s\"}", version);
+  cr_expect_str_eq(p.part[0] + strlen(p.part[0]) - strlen(tail), tail);
+  char want[1024];
+  snprintf(want, sizeof(want),
+           "{\"submission\":\"s-1042\",\"participant\":\"alice\","
+           "\"contest\":\"default\",\"task\":\"aplusb\",\"timestamp\":0,"
+           "\"official\":true,\"tokened\":false,\"version\":\"%s\","
+           "\"score_mode\":\"max_subtask\",\"score_precision\":2,"
+           "\"score_rounding\":\"subtask\",\"score\":20,"
+           "\"public_score\":0,\"max_score\":100,\"max_public_score\":0,"
+           "\"compiled\":true,\"subtasks\":[20,0],"
+           "\"public_subtasks\":null}",
+           version);
+  cr_expect_str_eq(p.part[1], want);
+  /* The public view: no private testcase (big_0) and no private score. */
+  cJSON *pub = cJSON_ParseWithOpts(p.part[2], NULL, 1);
+  cr_assert_not_null(pub, "%s", p.part[2]);
+  cr_expect_float_eq(num(pub, "score"), 0, 1e-9);
+  cr_expect_null(strstr(p.part[2], "big_0"), "%s", p.part[2]);
+  cr_expect_null(strstr(p.part[2], "\"score\":20"), "%s", p.part[2]);
+  cr_expect_not_null(strstr(p.part[2], "big_1"), "%s", p.part[2]);
+  cJSON_Delete(pub);
+  /* The full view: the result's details, whole. */
+  cJSON *full = cJSON_ParseWithOpts(p.part[3], NULL, 1);
+  cr_assert_not_null(full, "%s", p.part[3]);
+  cr_expect_float_eq(num(full, "score"), 20, 1e-9);
+  char *d1 = cJSON_PrintUnformatted(
+      cJSON_GetObjectItemCaseSensitive(result, "details"));
+  char *d2 =
+      cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(full, "details"));
+  cr_expect_str_eq(d1, d2);
+  free(d1);
+  free(d2);
+  cJSON_Delete(full);
+  cJSON_Delete(result);
+  free(p.part[0]);
+
+  /* Without a participant, the job has no contest parts. */
+  next_parts(&br, "6-0", TALLY_BATCH_SCORED, &p);
+  cr_expect_str_eq(p.part[1], "");
+  cr_expect_str_eq(p.part[2], "");
+  cr_expect_str_eq(p.part[3], "");
+  free(p.part[0]);
+
+  child_close_stdin(&c);
+  cr_assert_eq(child_exit_code(&c), 0);
+  child_stop(&c);
+}
+
+Test(worker, answers_token_jobs_with_status_2_and_bad_ones_with_errors) {
+  child_t c;
+  child_start(&c, NULL, NULL);
+  const req_job_t jobs[] = {
+      {"1-0", "{\"type\": \"token\", \"submission\": \"s-1042\", "
+              "\"participant\": \"alice\"}"},
+      {"2-0", "{\"type\": \"token\", \"submission\": 17}"},
+      {"3-0", "{\"type\": \"token\", \"participant\": \"alice\"}"},
+      {"4-0", "{\"type\": \"tokn\", \"submission\": \"s-9\"}"},
+      {"5-0", "{\"submission\": \"s-1\", \"participant\": \"u\", "
+              "\"task\": \"sum\", \"contest\": false, \"evaluations\": "
+              "{\"0\": 1, \"1\": 0.2, \"2\": 1, \"3\": 0}}"},
+  };
+  send_request(&c, jobs, 5);
+  tally_batch_reader_t br;
+  read_response(&c, &br, 5);
+  parts_t p;
+  next_parts(&br, "1-0", TALLY_BATCH_TOKEN, &p);
+  cr_expect_str_eq(p.part[0],
+                   "{\"submission\":\"s-1042\",\"participant\":\"alice\"}");
+  free(p.part[0]);
+  next_parts(&br, "2-0", TALLY_BATCH_TOKEN, &p);
+  cr_expect_str_eq(p.part[0], "{\"submission\":\"17\",\"participant\":null}");
+  free(p.part[0]);
+  cJSON *r = next_result(&br, "3-0", TALLY_BATCH_JOB_ERROR);
+  cr_expect(strncmp(str(r, "error"), "submission: missing", 19) == 0, "%s",
+            str(r, "error"));
+  cJSON_Delete(r);
+  r = next_result(&br, "4-0", TALLY_BATCH_JOB_ERROR);
+  cr_expect_str_eq(str(r, "submission"), "s-9");
+  cr_expect_str_eq(str(r, "error"), "type: must be \"score\" or \"token\"");
+  cJSON_Delete(r);
+  /* A contest key of the wrong type makes a scored job a job error. */
+  r = next_result(&br, "5-0", TALLY_BATCH_JOB_ERROR);
+  cr_expect_str_eq(str(r, "submission"), "s-1");
+  cr_expect_str_eq(str(r, "error"), "contest: must be a string or a number");
+  cJSON_Delete(r);
   child_close_stdin(&c);
   cr_assert_eq(child_exit_code(&c), 0);
   child_stop(&c);
