@@ -204,8 +204,8 @@ static void lose_batch(tally__worker_t *w, const char *cause) {
   w->batch = NULL;
   if (!w->exited)
     uv_timer_stop(&w->timer);
-  if (w->exited && w->term_signal == 0 && w->status == 2 &&
-      w->answered == 0 && !w->p->closing) {
+  if (w->exited && w->term_signal == 0 && w->status == 2 && w->answered == 0 &&
+      !w->p->closing) {
     say(w->p, TALLY_LOG_WARN, "worker.config",
         "worker pid %d could not load its config; its %zu jobs wait for "
         "the next worker",
@@ -571,8 +571,9 @@ static bool take_response(tally__worker_t *w, const char *payload, size_t len) {
                   job->id);
       return false;
     }
-    b->out[i].status = res.status == TALLY_BATCH_SCORED ? TALLY_POOL_SCORED
-                                                        : TALLY_POOL_JOB_ERROR;
+    b->out[i].status = res.status == TALLY_BATCH_SCORED  ? TALLY_POOL_SCORED
+                       : res.status == TALLY_BATCH_TOKEN ? TALLY_POOL_TOKEN
+                                                         : TALLY_POOL_JOB_ERROR;
     b->out[i].body = res.body;
     b->out[i].len = res.body_len;
   }

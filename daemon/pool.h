@@ -38,8 +38,10 @@ struct tally_pool_job_s {
 typedef enum tally_pool_status_e {
   TALLY_POOL_SCORED = 0,    /* body is the result (with its "id") */
   TALLY_POOL_JOB_ERROR = 1, /* body is {"submission","error"}: never retry */
-  TALLY_POOL_FAILED = 2     /* the worker died, hung or broke the framing:
+  TALLY_POOL_FAILED = 2,    /* the worker died, hung or broke the framing:
                                body is a message naming the cause; retry */
+  TALLY_POOL_TOKEN = 3      /* a token job: body is the token,
+                               {"submission","participant"} */
 } tally_pool_status_t;
 
 typedef struct tally_pool_outcome_s {

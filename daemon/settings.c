@@ -28,6 +28,7 @@ typedef struct value_s {
   const char *text; /* a string, or NULL */
   bool whole;       /* num holds a whole number */
   double num;
+  int boolean; /* 1 for true or "true", 0 for false or "false", else -1 */
 } value_t;
 
 /* What a setter needs besides the value. */
@@ -71,6 +72,8 @@ static const char *set_u64(const setting_t *, const value_t *, parse_t *,
                            char *, size_t);
 static const char *set_enum(const setting_t *, const value_t *, parse_t *,
                             char *, size_t);
+static const char *set_bool(const setting_t *, const value_t *, parse_t *,
+                            char *, size_t);
 
 /* Indexed like tally_log_format_t and tally_log_level_t. */
 static const char *const formats[] = {"text", "json", NULL};
@@ -103,6 +106,9 @@ static const setting_t settings[] = {
     {"worker", "--worker", set_path, AT(worker), 1, PATH_BYTES, NULL},
     {"redis_server", "--redis-server", set_string, AT(redis_server), 1,
      PATH_BYTES, NULL},
+    {"tally", "--tally", set_path, AT(tally), 1, PATH_BYTES, NULL},
+    {"auto_rescore", "--auto-rescore", set_bool, AT(auto_rescore), 0, 0, NULL},
+    {"pidfile", "--pidfile", set_path, AT(pidfile), 1, PATH_BYTES, NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -145,6 +151,13 @@ const char tally_settings_usage[] =
     "                        beside tallyd)\n"
     "  --redis-server PATH   the redis-server executable (default:\n"
     "                        redis-server, found on PATH)\n"
+    "  --tally PATH          the tally executable that rescores (default:\n"
+    "                        the one beside tallyd)\n"
+    "  --auto-rescore B      true or false: rescore at start, after each\n"
+    "                        accepted reload and when results come back\n"
+    "                        stale (default: true)\n"
+    "  --pidfile FILE        write tallyd's pid to FILE while it runs\n"
+    "                        (default: none)\n"
     "  --config FILE         read settings from a JSON object in FILE\n"
     "  --help                print this text and exit\n";
 
@@ -166,22 +179,22 @@ static char *default_consumer(void) {
   return strdup(buf);
 }
 
-/* tally-worker in the running executable's folder, malloc'ed, or NULL when
- * out of memory. */
-static char *default_worker(void) {
+/* The program name in the running executable's folder (tally-worker,
+ * tally), malloc'ed, or NULL when out of memory. */
+static char *beside_tallyd(const char *name) {
   char exe[4096];
   size_t size = sizeof(exe);
   if (uv_exepath(exe, &size) != 0 || size == 0 || size >= sizeof(exe))
-    return strdup("tally-worker");
+    return strdup(name);
   exe[size] = '\0';
   char *slash = strrchr(exe, '/');
   if (slash == NULL)
-    return strdup("tally-worker");
-  size_t dir = (size_t)(slash - exe) + 1;
-  char *path = malloc(dir + sizeof("tally-worker"));
+    return strdup(name);
+  size_t dir = (size_t)(slash - exe) + 1, n = strlen(name) + 1;
+  char *path = malloc(dir + n);
   if (path != NULL) {
     memcpy(path, exe, dir);
-    memcpy(path + dir, "tally-worker", sizeof("tally-worker"));
+    memcpy(path + dir, name, n);
   }
   return path;
 }
@@ -200,10 +213,12 @@ int tally_settings_init(tally_settings_t *s) {
   s->prefix = strdup("tally");
   s->consumer = default_consumer();
   s->data_dir = strdup("tally-data");
-  s->worker = default_worker();
+  s->worker = beside_tallyd("tally-worker");
   s->redis_server = strdup("redis-server");
+  s->tally = beside_tallyd("tally");
+  s->auto_rescore = true;
   if (!s->prefix || !s->consumer || !s->data_dir || !s->worker ||
-      !s->redis_server) {
+      !s->redis_server || !s->tally) {
     tally_settings_close(s);
     return TALLY_ENOMEM;
   }
@@ -219,6 +234,8 @@ void tally_settings_close(tally_settings_t *s) {
   free(s->data_dir);
   free(s->worker);
   free(s->redis_server);
+  free(s->tally);
+  free(s->pidfile);
   free(s->config);
   memset(s, 0, sizeof(*s));
 }
@@ -345,11 +362,23 @@ static const char *set_enum(const setting_t *k, const value_t *v, parse_t *p,
   return msg;
 }
 
+static const char *set_bool(const setting_t *k, const value_t *v, parse_t *p,
+                            char *msg, size_t len) {
+  (void)msg;
+  (void)len;
+  if (v->boolean < 0)
+    return "must be true or false";
+  *(bool *)((char *)p->s + k->offset) = v->boolean == 1;
+  return NULL;
+}
+
 /* The config file. */
 
 static value_t json_value(const cJSON *v) {
-  value_t out = {NULL, false, 0};
-  if (cJSON_IsString(v)) {
+  value_t out = {NULL, false, 0, -1};
+  if (cJSON_IsBool(v)) {
+    out.boolean = cJSON_IsTrue(v) ? 1 : 0;
+  } else if (cJSON_IsString(v)) {
     out.text = v->valuestring;
   } else if (cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
              v->valuedouble == floor(v->valuedouble)) {
@@ -490,7 +519,10 @@ static int next_arg(int argc, char **argv, int i, arg_t *a) {
 }
 
 static value_t flag_value(const char *text) {
-  value_t v = {text, text[0] != '\0', 0};
+  value_t v = {text, text[0] != '\0', 0,
+               strcmp(text, "true") == 0    ? 1
+               : strcmp(text, "false") == 0 ? 0
+                                            : -1};
   for (const char *c = text; *c && v.whole; c++)
     v.whole = *c >= '0' && *c <= '9';
   if (v.whole)

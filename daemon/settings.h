@@ -3,30 +3,34 @@
 #ifndef TALLY_SETTINGS_H
 #define TALLY_SETTINGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../config/diag.h"
 #include "log.h"
 
 typedef struct tally_settings_s {
-  char *tasks;          /* --tasks DIR: required */
-  char *plugins;        /* --plugins DIR, or NULL */
-  char *redis;          /* --redis URL; NULL: start an embedded server */
-  unsigned workers;     /* --workers N: default the number of CPUs, 1..256 */
-  char *prefix;         /* --prefix P: default "tally" */
-  char *consumer;       /* --consumer NAME: default "HOST:PID" */
-  uint64_t claim_idle;  /* --claim-idle MS: default 30000 */
-  uint64_t job_timeout; /* --job-timeout MS: default 1000 */
-  uint64_t drain_timeout; /* --drain-timeout MS: default 10000 */
+  char *tasks;             /* --tasks DIR: required */
+  char *plugins;           /* --plugins DIR, or NULL */
+  char *redis;             /* --redis URL; NULL: start an embedded server */
+  unsigned workers;        /* --workers N: default the number of CPUs, 1..256 */
+  char *prefix;            /* --prefix P: default "tally" */
+  char *consumer;          /* --consumer NAME: default "HOST:PID" */
+  uint64_t claim_idle;     /* --claim-idle MS: default 30000 */
+  uint64_t job_timeout;    /* --job-timeout MS: default 1000 */
+  uint64_t drain_timeout;  /* --drain-timeout MS: default 10000 */
   unsigned max_deliveries; /* --max-deliveries N: default 3, 1..1000 */
-  char *data_dir;       /* --data-dir DIR: default "tally-data" */
+  char *data_dir;          /* --data-dir DIR: default "tally-data" */
   tally_log_format_t log_format; /* --log-format text|json */
   tally_log_level_t log_level;   /* --log-level debug|info|warn|error */
-  unsigned batch;       /* --batch N: most jobs per worker batch, default 16 */
+  unsigned batch; /* --batch N: most jobs per worker batch, default 16 */
   uint64_t max_job_bytes; /* --max-job-bytes N: default 4 MiB */
-  char *worker;         /* --worker PATH: default tally-worker beside tallyd */
-  char *redis_server;   /* --redis-server PATH: default "redis-server" */
-  char *config;         /* --config FILE, or NULL */
+  char *worker;       /* --worker PATH: default tally-worker beside tallyd */
+  char *redis_server; /* --redis-server PATH: default "redis-server" */
+  char *tally;        /* --tally PATH: default tally beside tallyd */
+  bool auto_rescore;  /* --auto-rescore true|false: default true */
+  char *pidfile;      /* --pidfile FILE, or NULL */
+  char *config;       /* --config FILE, or NULL */
 } tally_settings_t;
 
 /* Sets the defaults. Every string is malloc'ed and owned by s. Never

@@ -238,6 +238,22 @@ static void make_jobs(size_t n, const char *path) {
   }
 }
 
+/* Makes n jobs with ids "1-0", "2-0", ... from the given texts. */
+static void make_jobs_of(const char *const *texts, size_t n) {
+  t.recs = calloc(n, sizeof(rec_t));
+  t.n = n;
+  for (size_t i = 0; i < n; i++) {
+    rec_t *r = &t.recs[i];
+    snprintf(r->id, sizeof(r->id), "%zu-0", i + 1);
+    r->job.id = r->id;
+    r->job.id_len = strlen(r->id);
+    r->job.deliveries = 1;
+    r->job.text = strdup(texts[i]);
+    r->job.len = strlen(r->job.text);
+    r->job.data = r;
+  }
+}
+
 static void submit_all(void) {
   for (size_t i = 0; i < t.n; i++)
     tally_pool_submit(&t.pool, &t.recs[i].job);
@@ -306,6 +322,7 @@ static void close_pool(uint64_t grace_ms) {
 static const char *status_name(tally_pool_status_t s) {
   return s == TALLY_POOL_SCORED      ? "scored"
          : s == TALLY_POOL_JOB_ERROR ? "job error"
+         : s == TALLY_POOL_TOKEN     ? "token"
                                      : "failed";
 }
 
@@ -418,6 +435,45 @@ Test(pool, hands_back_a_job_error_as_a_job_error) {
               t.recs[i].body);
   }
   cr_expect_eq(t.pool.replaced, 0);
+}
+
+Test(pool, hands_back_a_token_job_as_a_token_with_its_body) {
+  start(1, 4, 10000);
+  const char *jobs[] = {
+      "{\"type\":\"token\",\"submission\":\"s-9\",\"participant\":"
+      "\"alice\"}",
+      "{\"type\":\"token\",\"submission\":\"s-10\"}",
+  };
+  make_jobs_of(jobs, 2);
+  submit_all();
+  cr_assert(run_until(all_done, TIMEOUT_MS));
+  expect_status(0, TALLY_POOL_TOKEN);
+  cr_expect_str_eq(t.recs[0].body,
+                   "{\"submission\":\"s-9\",\"participant\":\"alice\"}");
+  expect_status(1, TALLY_POOL_TOKEN);
+  cr_expect_str_eq(t.recs[1].body,
+                   "{\"submission\":\"s-10\",\"participant\":null}");
+  cr_expect_eq(t.pool.replaced, 0);
+}
+
+Test(pool, maps_the_token_status_of_a_response_to_a_token_outcome) {
+  /* One token result for job "1-0", whatever the request: status 2, body
+   * {"submission":"x"} (18 bytes), 34 bytes of payload. */
+  const char *worker = fake_worker(
+      "head -c 4 >/dev/null\n"
+      "printf '\\000\\000\\000\\042\\000\\000\\000\\001\\000\\000\\000\\0031-0"
+      "\\002\\000\\000\\000\\022{\"submission\":\"x\"}'\n"
+      "exec sleep 30\n");
+  start_with(&(tally_pool_options_t){
+      .worker = worker, .workers = 1, .batch = 1, .job_timeout_ms = 10000});
+  make_jobs(1, JOBS);
+  submit_all();
+  cr_assert(run_until(all_done, TIMEOUT_MS));
+  expect_status(0, TALLY_POOL_TOKEN);
+  cr_expect_str_eq(t.recs[0].body, "{\"submission\":\"x\"}");
+  cr_expect_eq(t.pool.replaced, 0);
+  close_pool(200);
+  expect_all_reaped();
 }
 
 Test(pool, refuses_an_invalid_job_id_at_once) {

@@ -121,6 +121,11 @@ Test(settings, sets_the_documented_defaults) {
   cr_expect_eq(s.batch, 16);
   cr_expect_eq(s.max_job_bytes, 4194304);
   cr_expect_str_eq(s.redis_server, "redis-server");
+  /* tally beside the running executable too. */
+  strcpy(strrchr(exe, '/') + 1, "tally");
+  cr_expect_str_eq(s.tally, exe);
+  cr_expect(s.auto_rescore);
+  cr_expect_null(s.pidfile);
 }
 
 Test(settings, keeps_the_defaults_when_only_tasks_is_given) {
@@ -225,6 +230,33 @@ Test(settings, reads_every_key_from_the_config_file) {
   cr_expect_eq(s.max_job_bytes, 66060288);
   cr_expect_str_eq(s.worker, "/usr/bin/tally-worker");
   cr_expect_str_eq(s.redis_server, "redis-server-7");
+}
+
+Test(settings, reads_the_rescore_and_pidfile_settings_from_flags) {
+  cr_assert_eq(PARSE("--tasks", "t", "--tally", "bin/tally", "--auto-rescore",
+                     "false", "--pidfile=run/tallyd.pid"),
+               0, "%s", errors());
+  cr_expect_str_eq(s.tally, "bin/tally");
+  cr_expect_not(s.auto_rescore);
+  cr_expect_str_eq(s.pidfile, "run/tallyd.pid");
+  cr_assert_eq(PARSE("--tasks", "t", "--auto-rescore=true"), 0, "%s", errors());
+  cr_expect(s.auto_rescore);
+}
+
+Test(settings, reads_the_rescore_and_pidfile_settings_from_the_file) {
+  put("sub/tallyd.json", "{\"tasks\": \"t\", \"tally\": \"bin/tally\", "
+                         "\"auto_rescore\": false, \"pidfile\": \"t.pid\"}");
+  cr_assert_eq(PARSE("--config", "sub/tallyd.json"), 0, "%s", errors());
+  cr_expect_str_eq(s.tally, "sub/bin/tally", "joined to the file's folder");
+  cr_expect_not(s.auto_rescore);
+  cr_expect_str_eq(s.pidfile, "sub/t.pid");
+}
+
+Test(settings, names_a_bad_auto_rescore_value) {
+  put("tallyd.json", "{\"tasks\": \"t\", \"auto_rescore\": \"no\"}");
+  EXPECT_ERRORS("tallyd.json: auto_rescore: must be true or false\n"
+                "--auto-rescore: must be true or false",
+                "--config", "tallyd.json", "--auto-rescore", "1");
 }
 
 Test(settings, lets_flags_override_the_config_file) {
@@ -544,35 +576,23 @@ Test(settings, refuses_a_value_for_help) {
 }
 
 Test(settings, lists_every_flag_with_its_default_in_the_usage) {
-  static const char *const want[] = {"--tasks DIR",
-                                     "--plugins DIR",
-                                     "--redis URL",
-                                     "--workers N",
-                                     "--prefix P",
-                                     "--consumer NAME",
-                                     "--claim-idle MS",
-                                     "--job-timeout MS",
-                                     "--drain-timeout MS",
-                                     "--max-deliveries N",
-                                     "--data-dir DIR",
-                                     "--log-format F",
-                                     "--log-level L",
-                                     "--batch N",
-                                     "--max-job-bytes N",
-                                     "--worker PATH",
-                                     "--redis-server PATH",
-                                     "--config FILE",
-                                     "--help",
-                                     "(default: tally)",
-                                     "(default: 30000)",
-                                     "(default: 3)",
-                                     "(default: tally-data)",
-                                     "(default: text)",
-                                     "(default: info)",
-                                     "(default: 16)",
-                                     "(default: 4194304)",
-                                     "(default: HOST:PID)",
-                                     "(default: one per CPU)"};
+  static const char *const want[] = {
+      "--tasks DIR",         "--plugins DIR",
+      "--redis URL",         "--workers N",
+      "--prefix P",          "--consumer NAME",
+      "--claim-idle MS",     "--job-timeout MS",
+      "--drain-timeout MS",  "--max-deliveries N",
+      "--data-dir DIR",      "--log-format F",
+      "--log-level L",       "--batch N",
+      "--max-job-bytes N",   "--worker PATH",
+      "--redis-server PATH", "--tally PATH",
+      "--auto-rescore B",    "--pidfile FILE",
+      "--config FILE",       "--help",
+      "(default: tally)",    "(default: 30000)",
+      "(default: 3)",        "(default: tally-data)",
+      "(default: text)",     "(default: info)",
+      "(default: 16)",       "(default: 4194304)",
+      "(default: HOST:PID)", "(default: one per CPU)"};
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
     cr_expect_not_null(strstr(tally_settings_usage, want[i]), "%s", want[i]);
   /* The job and drain timeouts. */
