@@ -1,1 +1,1180 @@
-/* Rescoring stored submissions from their jobs (docs/contest.md). */
+/* Rescoring stored submissions from their jobs (docs/contest.md): see
+ * rescore.h. */
+#include "rescore.h"
+
+#include "../worker/engine.h"
+#include "redis.h"
+#include "scripts.h"
+
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK 256            /* submissions read in one pipeline */
+#define TIMEOUT_MS 30000     /* on every command, script calls included */
+#define LOCK_TTL_MS 30000    /* the lock expires unless refreshed */
+#define LOCK_REFRESH_MS 5000 /* how often it is */
+#define PROGRESS_MS 500      /* how often <p>:rescore is written */
+#define CALLBACK_MS 200      /* how often on_progress runs */
+#define MAX_TRIES 100        /* script calls for one submission */
+#define NFIELDS 7            /* what is read of a submission: */
+static const char *const fields[NFIELDS] = {
+    "job", "rev", "summary", "version", "score", "public_score", "scored"};
+enum { F_JOB, F_REV, F_SUMMARY, F_VERSION, F_SCORE, F_PUBLIC, F_SCORED };
+
+/* Where a submission is in the rescore. */
+enum {
+  IT_NEW = 0,   /* not read yet */
+  IT_SEND,      /* scored, to be written */
+  IT_UNCHANGED, /* its summary is the stored one: nothing to write */
+  IT_SKIPPED,   /* not to be rescored (rescore.h says which) */
+  IT_GONE,      /* deleted meanwhile */
+  IT_WRITTEN    /* written */
+};
+
+typedef struct item_s {
+  char *id;
+  char *order;   /* contest, participant, task: the order of the writes */
+  char *summary; /* the new summary (IT_SEND), or NULL when unscored */
+  char *error;   /* why the job cannot be scored, or NULL */
+  char *rev;     /* the rev the job was read at */
+  char *participant, *contest; /* for on_change (dry runs) */
+  const char *task;            /* a name in the taskset, or NULL */
+  unsigned char state;
+  bool old_scored, new_scored, differs;
+  double old_score, old_public, new_score, new_public;
+} item_t;
+
+/* A stored task version (<p>:taskversions). */
+typedef struct version_s {
+  char *task, *version;
+} version_t;
+
+typedef struct run_s run_t;
+
+typedef struct worker_s {
+  run_t *run;
+  redisContext *c;
+  tally_engine_t e;
+  tally_buf_t out, sum;
+  tally_call_t call;
+  bool *seen; /* per taskset entry: a submission of it was rescored */
+  pthread_t thread;
+  bool started;
+  int status;
+  char err[512];
+} worker_t;
+
+struct run_s {
+  const tally_rescore_opts_t *o;
+  item_t *items; /* sorted by id */
+  size_t n;
+  item_t **send; /* the items to write, in write order */
+  size_t nsend;
+  version_t *versions; /* stored task versions, for stale */
+  size_t nversions;
+  char sha[48];
+  char lock_key[512], progress_key[512], lock_value[256];
+  bool locked;
+  redisContext *ctl; /* the main thread's: lock, progress, selection */
+  worker_t **workers;
+  unsigned nworkers;
+  atomic_size_t next, scored, done, changed, failed, skipped, gone, retried;
+  atomic_uint running;
+  atomic_bool stop;
+  const char *state;
+  double t0;         /* monotonic seconds when started */
+  long long started; /* ms since the epoch */
+  char url[512];
+};
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long long epoch_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    ;
+}
+
+static char *dup_n(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (d != NULL) {
+    memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int tally_rescore_key(char *out, size_t outlen, const char *prefix,
+                      const char *middle, const char *part) {
+  size_t n = (size_t)snprintf(out, outlen, "%s%s", prefix, middle);
+  if (n >= outlen)
+    return TALLY_E2BIG;
+  for (const char *s = part; *s; s++) {
+    const char *rep = *s == '%' ? "%25" : *s == ':' ? "%3A" : NULL;
+    size_t len = rep ? 3 : 1;
+    if (n + len >= outlen)
+      return TALLY_E2BIG;
+    memcpy(out + n, rep ? rep : s, len);
+    n += len;
+  }
+  out[n] = '\0';
+  return 0;
+}
+
+redisContext *tally_rescore_connect(const char *url, uint64_t timeout_ms,
+                                    char *err, size_t errlen) {
+  char why[512];
+  tally_redis_url_t u;
+  if (tally_redis_url_parse(&u, url, why, sizeof(why)) != 0) {
+    fail(err, errlen, 0, "bad Redis URL %s", why);
+    return NULL;
+  }
+  struct timeval tv = {(time_t)(timeout_ms / 1000),
+                       (suseconds_t)(timeout_ms % 1000) * 1000};
+  redisContext *c = u.path ? redisConnectUnixWithTimeout(u.path, tv)
+                           : redisConnectWithTimeout(u.host, u.port, tv);
+  int db = u.db;
+  tally_redis_url_free(&u);
+  if (c == NULL) {
+    fail(err, errlen, 0, "Redis at %s: out of memory", url);
+    return NULL;
+  }
+  if (c->err || redisSetTimeout(c, tv) != REDIS_OK) {
+    fail(err, errlen, 0, "cannot connect to Redis at %s: %s", url, c->errstr);
+    redisFree(c);
+    return NULL;
+  }
+  if (db != 0) {
+    redisReply *r = redisCommand(c, "SELECT %d", db);
+    bool ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+    if (!ok)
+      fail(err, errlen, 0, "Redis at %s: SELECT %d: %s", url, db,
+           r == NULL                      ? c->errstr
+           : r->type == REDIS_REPLY_ERROR ? r->str
+                                          : "unexpected reply");
+    if (r != NULL)
+      freeReplyObject(r);
+    if (!ok) {
+      redisFree(c);
+      return NULL;
+    }
+  }
+  return c;
+}
+
+/* Says in err why reply (of command what, on c) is not of type; returns
+ * TALLY_EIO. */
+static int reply_error(const run_t *run, redisContext *c,
+                       const redisReply *reply, const char *what, char *err,
+                       size_t errlen) {
+  return fail(err, errlen, TALLY_EIO, "Redis at %s: %s: %s", run->url, what,
+              reply == NULL                      ? c->errstr
+              : reply->type == REDIS_REPLY_ERROR ? reply->str
+                                                 : "unexpected reply");
+}
+
+/* Runs a command on c and checks its reply type. Returns the reply (the
+ * caller frees it), or NULL with err set. */
+static redisReply *command(const run_t *run, redisContext *c, int type,
+                           char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  redisReply *r = redisvCommand(c, fmt, ap);
+  va_end(ap);
+  if (r != NULL && r->type == type)
+    return r;
+  char what[64];
+  snprintf(what, sizeof(what), "%.*s", (int)strcspn(fmt, " "), fmt);
+  reply_error(run, c, r, what, err, errlen);
+  if (r != NULL)
+    freeReplyObject(r);
+  return NULL;
+}
+
+/* The lock: SET NX PX with a value naming this process, refreshed and
+ * released only by its holder. */
+
+static const char refresh_script[] =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+    "  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "end\n"
+    "return 0\n";
+
+static const char release_script[] =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+    "  return redis.call('DEL', KEYS[1])\n"
+    "end\n"
+    "return 0\n";
+
+/* Takes the lock, waiting for it as long as the options say. Returns 0,
+ * or TALLY_EIO with err set. */
+static int lock_take(run_t *run, char *err, size_t errlen) {
+  const tally_rescore_opts_t *o = run->o;
+  char host[128] = "?";
+  gethostname(host, sizeof(host) - 1);
+  snprintf(run->lock_value, sizeof(run->lock_value), "%s:%ld:%lld", host,
+           (long)getpid(), epoch_ms());
+  double t0 = now_s();
+  bool told = false;
+  for (;;) {
+    redisReply *r = redisCommand(run->ctl, "SET %s %s NX PX %d", run->lock_key,
+                                 run->lock_value, LOCK_TTL_MS);
+    if (r == NULL ||
+        (r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_NIL)) {
+      int rc =
+          reply_error(run, run->ctl, r, "SET (the rescore lock)", err, errlen);
+      if (r != NULL)
+        freeReplyObject(r);
+      return rc;
+    }
+    bool got = r->type == REDIS_REPLY_STATUS;
+    freeReplyObject(r);
+    if (got) {
+      run->locked = true;
+      return 0;
+    }
+    if (!told) {
+      r = redisCommand(run->ctl, "GET %s", run->lock_key);
+      if (o->on_wait != NULL)
+        o->on_wait(r != NULL && r->type == REDIS_REPLY_STRING ? r->str : "?",
+                   o->data);
+      if (r != NULL)
+        freeReplyObject(r);
+      told = true;
+    }
+    if (o->cancel != NULL && *o->cancel)
+      return fail(err, errlen, TALLY_EIO,
+                  "interrupted while waiting for the lock %s", run->lock_key);
+    if (o->lock_wait_ms > 0 && (now_s() - t0) * 1000 >= o->lock_wait_ms)
+      return fail(err, errlen, TALLY_EIO,
+                  "another rescore holds the lock %s; gave up after %.1f s",
+                  run->lock_key, (double)o->lock_wait_ms / 1000);
+    sleep_ms(250);
+  }
+}
+
+/* Keeps the lock alive. Returns 0, or TALLY_EIO when it was lost. */
+static int lock_refresh(run_t *run, char *err, size_t errlen) {
+  redisReply *r = command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
+                          "EVAL %s 1 %s %s %d", refresh_script, run->lock_key,
+                          run->lock_value, LOCK_TTL_MS);
+  if (r == NULL)
+    return TALLY_EIO;
+  bool held = r->integer == 1;
+  freeReplyObject(r);
+  return held ? 0
+              : fail(err, errlen, TALLY_EIO,
+                     "lost the rescore lock %s (it expired or was deleted)",
+                     run->lock_key);
+}
+
+static void lock_release(run_t *run) {
+  if (!run->locked)
+    return;
+  redisReply *r = redisCommand(run->ctl, "EVAL %s 1 %s %s", release_script,
+                               run->lock_key, run->lock_value);
+  if (r != NULL)
+    freeReplyObject(r);
+  run->locked = false;
+}
+
+/* Progress. */
+
+static void stats_fill(const run_t *run, tally_rescore_stats_t *st) {
+  st->state = run->state;
+  st->total = run->n;
+  st->scored = atomic_load(&run->scored);
+  st->done = atomic_load(&run->done);
+  st->changed = atomic_load(&run->changed);
+  st->failed = atomic_load(&run->failed);
+  st->skipped = atomic_load(&run->skipped);
+  st->gone = atomic_load(&run->gone);
+  st->retried = atomic_load(&run->retried);
+  st->seconds = run->t0 > 0 ? now_s() - run->t0 : 0;
+}
+
+/* Writes <p>:rescore. Returns 0 or TALLY_EIO. */
+static int progress_write(run_t *run, const char *error, char *err,
+                          size_t errlen) {
+  tally_rescore_stats_t st = {0};
+  stats_fill(run, &st);
+  char nums[8][32];
+  snprintf(nums[0], sizeof(nums[0]), "%zu", st.total);
+  snprintf(nums[1], sizeof(nums[1]), "%zu", st.scored);
+  snprintf(nums[2], sizeof(nums[2]), "%zu", st.done);
+  snprintf(nums[3], sizeof(nums[3]), "%zu", st.changed);
+  snprintf(nums[4], sizeof(nums[4]), "%zu", st.failed);
+  snprintf(nums[5], sizeof(nums[5]), "%lld", run->started);
+  snprintf(nums[6], sizeof(nums[6]), "%lld", epoch_ms());
+  snprintf(nums[7], sizeof(nums[7]), "%.1f",
+           st.seconds > 0 ? (double)st.done / st.seconds : 0.0);
+  const char *argv[] = {"HSET",    run->progress_key, "state",   run->state,
+                        "total",   nums[0],           "scored",  nums[1],
+                        "done",    nums[2],           "changed", nums[3],
+                        "failed",  nums[4],           "started", nums[5],
+                        "updated", nums[6],           "rate",    nums[7],
+                        "error",   error ? error : ""};
+  int argc = (int)(sizeof(argv) / sizeof(argv[0]));
+  redisReply *r = redisCommandArgv(run->ctl, argc, argv, NULL);
+  int rc = r != NULL && r->type == REDIS_REPLY_INTEGER
+               ? 0
+               : reply_error(run, run->ctl, r, "HSET (progress)", err, errlen);
+  if (r != NULL)
+    freeReplyObject(r);
+  return rc;
+}
+
+/* Waits for the workers of a phase, telling the progress as it goes and
+ * keeping the lock. Returns 0 or TALLY_EIO (the workers are stopped). */
+static int monitor(run_t *run, char *err, size_t errlen) {
+  const tally_rescore_opts_t *o = run->o;
+  double last_cb = 0, last_write = now_s(), last_lock = now_s();
+  int rc = 0;
+  while (atomic_load(&run->running) > 0) {
+    sleep_ms(20);
+    double t = now_s();
+    if (rc == 0 && o->cancel != NULL && *o->cancel) {
+      rc = fail(err, errlen, TALLY_EIO, "interrupted");
+      atomic_store(&run->stop, true);
+    }
+    if (o->on_progress != NULL && (t - last_cb) * 1000 >= CALLBACK_MS) {
+      tally_rescore_stats_t st = {0};
+      stats_fill(run, &st);
+      o->on_progress(&st, o->data);
+      last_cb = t;
+    }
+    if (o->dry_run || rc != 0)
+      continue;
+    if ((t - last_write) * 1000 >= PROGRESS_MS) {
+      rc = progress_write(run, NULL, err, errlen);
+      last_write = t;
+    }
+    if (rc == 0 && (t - last_lock) * 1000 >= LOCK_REFRESH_MS) {
+      rc = lock_refresh(run, err, errlen);
+      last_lock = t;
+    }
+    if (rc != 0)
+      atomic_store(&run->stop, true);
+  }
+  return rc;
+}
+
+/* Scoring. */
+
+/* The text of a job's string or number (its id, participant...) in a
+ * malloc'ed string; dflt when v is NULL; NULL when out of memory. */
+static char *text_of(const cJSON *v, const char *dflt) {
+  char num[64];
+  if (cJSON_IsString(v))
+    return strdup(v->valuestring);
+  if (cJSON_IsNumber(v)) {
+    snprintf(num, sizeof(num), "%.17g", v->valuedouble);
+    return strdup(num);
+  }
+  return strdup(dflt);
+}
+
+/* A version stored in <p>:taskversions, or NULL. */
+static const char *stored_version(const run_t *run, const char *task) {
+  for (size_t k = 0; k < run->nversions; k++)
+    if (strcmp(run->versions[k].task, task) == 0)
+      return run->versions[k].version;
+  return NULL;
+}
+
+static const char *reply_str(const redisReply *r) {
+  return r != NULL && r->type == REDIS_REPLY_STRING ? r->str : NULL;
+}
+
+/* Reads a number from a stored field; false when there is none. */
+static bool stored_number(const redisReply *r, double *v) {
+  const char *s = reply_str(r);
+  char *end;
+  if (s == NULL || *s == '\0')
+    return false;
+  *v = strtod(s, &end);
+  return *end == '\0';
+}
+
+static void item_clear(item_t *it) {
+  free(it->order);
+  free(it->summary);
+  free(it->error);
+  free(it->rev);
+  free(it->participant);
+  free(it->contest);
+  it->order = it->summary = it->error = it->rev = NULL;
+  it->participant = it->contest = NULL;
+}
+
+/* Finishes an item that needs no write. */
+static void item_finish(run_t *run, item_t *it, unsigned char state) {
+  it->state = state;
+  if (state == IT_SKIPPED)
+    atomic_fetch_add(&run->skipped, 1);
+  else if (state == IT_GONE)
+    atomic_fetch_add(&run->gone, 1);
+  atomic_fetch_add(&run->done, 1);
+}
+
+/* For dry runs: the old and new scores, and whether they differ. */
+static int item_compare(worker_t *w, item_t *it, const redisReply *r) {
+  const char *scored = reply_str(r->element[F_SCORED]);
+  it->old_scored = (scored == NULL || strcmp(scored, "0") != 0) &&
+                   stored_number(r->element[F_SCORE], &it->old_score) &&
+                   stored_number(r->element[F_PUBLIC], &it->old_public);
+  it->new_scored = it->summary != NULL;
+  if (it->new_scored) {
+    cJSON *s = cJSON_Parse(it->summary);
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(s, "score");
+    const cJSON *pub = cJSON_GetObjectItemCaseSensitive(s, "public_score");
+    if (s == NULL)
+      return TALLY_ENOMEM;
+    it->new_scored = cJSON_IsNumber(sc) && cJSON_IsNumber(pub);
+    it->new_score = it->new_scored ? sc->valuedouble : 0;
+    it->new_public = it->new_scored ? pub->valuedouble : 0;
+    cJSON_Delete(s);
+  }
+  it->differs = it->old_scored != it->new_scored ||
+                (it->new_scored && (it->old_score != it->new_score ||
+                                    it->old_public != it->new_public));
+  if (it->differs)
+    atomic_fetch_add(&w->run->changed, 1);
+  return 0;
+}
+
+/* Scores one submission from its stored fields r (an HMGET reply of
+ * fields) and sets its state. Returns 0 or TALLY_ENOMEM. */
+static int item_score(worker_t *w, item_t *it, const redisReply *r) {
+  run_t *run = w->run;
+  const tally_rescore_opts_t *o = run->o;
+  bool first = it->state == IT_NEW, was_failed = it->error != NULL;
+  item_clear(it);
+  const char *job = reply_str(r->element[F_JOB]);
+  if (job == NULL) {
+    item_finish(run, it, IT_GONE);
+    return 0;
+  }
+  tally_buf_reset(&w->out);
+  int rc =
+      tally_engine_score(&w->e, job, r->element[F_JOB]->len, NULL, &w->out);
+  if (rc == TALLY_ENOMEM)
+    return rc;
+  const tally_task_t *task = w->e.job.task != NULL
+                                 ? tally_taskset_find(o->tasks, w->e.job.task)
+                                 : w->e.default_task;
+  const char *version = task ? tally_taskset_version(o->tasks, task) : NULL;
+  const char *stored = reply_str(r->element[F_VERSION]);
+  const char *current = task ? stored_version(run, task->name) : NULL;
+  if (task == NULL ||
+      (o->changed && stored != NULL && strcmp(stored, version) == 0) ||
+      (o->stale && (current == NULL || strcmp(current, version) != 0))) {
+    item_finish(run, it, IT_SKIPPED);
+    return 0;
+  }
+  for (size_t k = 0; k < o->tasks->count; k++)
+    if (o->tasks->entries[k].task == task)
+      w->seen[k] = true;
+  it->task = task->name;
+
+  const cJSON *root = w->e.job.root;
+  it->contest =
+      text_of(cJSON_GetObjectItemCaseSensitive(root, "contest"), "default");
+  it->participant = text_of(w->e.job.participant, "");
+  const char *rev = reply_str(r->element[F_REV]);
+  it->rev = strdup(rev ? rev : "0");
+  if (it->contest == NULL || it->participant == NULL || it->rev == NULL)
+    return TALLY_ENOMEM;
+  size_t lc = strlen(it->contest), lp = strlen(it->participant);
+  size_t lt = strlen(task->name);
+  it->order = malloc(lc + lp + lt + 3);
+  if (it->order == NULL)
+    return TALLY_ENOMEM;
+  memcpy(it->order, it->contest, lc);
+  it->order[lc] = '\x1f';
+  memcpy(it->order + lc + 1, it->participant, lp);
+  it->order[lc + 1 + lp] = '\x1f';
+  memcpy(it->order + lc + lp + 2, task->name, lt + 1);
+
+  if (rc == 0) {
+    tally_buf_reset(&w->sum);
+    rc = tally_engine_summary(&w->e, &w->sum);
+    if (rc == TALLY_ENOMEM || w->sum.oom)
+      return TALLY_ENOMEM;
+  }
+  if (rc == 0) {
+    const char *old = reply_str(r->element[F_SUMMARY]);
+    if (old != NULL && r->element[F_SUMMARY]->len == w->sum.len &&
+        memcmp(old, w->sum.data, w->sum.len) == 0) {
+      if (first)
+        atomic_fetch_add(&run->scored, 1);
+      if (was_failed)
+        atomic_fetch_sub(&run->failed, 1);
+      item_finish(run, it, IT_UNCHANGED);
+      return 0;
+    }
+    if ((it->summary = dup_n(w->sum.data, w->sum.len)) == NULL)
+      return TALLY_ENOMEM;
+    if (was_failed)
+      atomic_fetch_sub(&run->failed, 1);
+  } else {
+    if ((it->error = strdup(w->e.err)) == NULL)
+      return TALLY_ENOMEM;
+    if (!was_failed)
+      atomic_fetch_add(&run->failed, 1);
+  }
+  it->state = IT_SEND;
+  if (first)
+    atomic_fetch_add(&run->scored, 1);
+  if (o->dry_run) {
+    if (item_compare(w, it, r) != 0)
+      return TALLY_ENOMEM;
+    atomic_fetch_add(&run->done, 1);
+  }
+  return 0;
+}
+
+/* Reads and scores items[0..n) with one pipeline. Returns 0, or TALLY_EIO
+ * or TALLY_ENOMEM with w->err set. */
+static int read_items(worker_t *w, item_t **items, size_t n) {
+  run_t *run = w->run;
+  char key[1024];
+  for (size_t k = 0; k < n; k++) {
+    const char *argv[2 + NFIELDS] = {"HMGET", key};
+    snprintf(key, sizeof(key), "%s:submission:%s", run->o->prefix,
+             items[k]->id);
+    memcpy(argv + 2, fields, sizeof(fields));
+    if (redisAppendCommandArgv(w->c, 2 + NFIELDS, argv, NULL) != REDIS_OK)
+      return fail(w->err, sizeof(w->err), TALLY_ENOMEM, "out of memory");
+  }
+  int rc = 0;
+  for (size_t k = 0; k < n; k++) {
+    void *p = NULL;
+    if (redisGetReply(w->c, &p) != REDIS_OK)
+      return reply_error(run, w->c, NULL, "HMGET", w->err, sizeof(w->err));
+    redisReply *r = p;
+    if (rc == 0 && (r->type != REDIS_REPLY_ARRAY || r->elements != NFIELDS))
+      rc = reply_error(run, w->c, r, "HMGET", w->err, sizeof(w->err));
+    else if (rc == 0 && item_score(w, items[k], r) != 0)
+      rc = fail(w->err, sizeof(w->err), TALLY_ENOMEM, "out of memory");
+    freeReplyObject(r);
+  }
+  return rc;
+}
+
+static void *score_main(void *arg) {
+  worker_t *w = arg;
+  run_t *run = w->run;
+  item_t *batch[CHUNK];
+  while (w->status == 0 && !atomic_load(&run->stop)) {
+    size_t from = atomic_fetch_add(&run->next, CHUNK);
+    if (from >= run->n)
+      break;
+    size_t n = run->n - from < CHUNK ? run->n - from : CHUNK;
+    for (size_t k = 0; k < n; k++)
+      batch[k] = &run->items[from + k];
+    w->status = read_items(w, batch, n);
+  }
+  if (w->status != 0)
+    atomic_store(&run->stop, true);
+  atomic_fetch_sub(&run->running, 1);
+  return NULL;
+}
+
+/* Writing. */
+
+/* Sends the call in w->call and sorts out the replies for items[0..n):
+ * the ones to send again (rev moved) go to again, counted in *nagain.
+ * Returns 0, or TALLY_EIO with w->err set. */
+static int write_call(worker_t *w, item_t **items, size_t n, item_t **again,
+                      size_t *nagain) {
+  run_t *run = w->run;
+  redisReply *r =
+      redisCommandArgv(w->c, w->call.argc, w->call.argv, w->call.argvlen);
+  if (r != NULL && r->type == REDIS_REPLY_ERROR &&
+      strncmp(r->str, "NOSCRIPT", 8) == 0) {
+    /* The server lost its scripts (a restart): load it again. */
+    freeReplyObject(r);
+    r = redisCommand(w->c, "SCRIPT LOAD %s",
+                     tally_scripts[TALLY_SCRIPT_RESCORE]);
+    if (r != NULL && r->type == REDIS_REPLY_STRING) {
+      freeReplyObject(r);
+      r = redisCommandArgv(w->c, w->call.argc, w->call.argv, w->call.argvlen);
+    }
+  }
+  if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != n) {
+    int rc =
+        reply_error(run, w->c, r, "the rescore script", w->err, sizeof(w->err));
+    if (r != NULL)
+      freeReplyObject(r);
+    return rc;
+  }
+  int rc = 0;
+  for (size_t k = 0; k < n && rc == 0; k++) {
+    long long code = r->element[k]->type == REDIS_REPLY_INTEGER
+                         ? r->element[k]->integer
+                         : -100;
+    if (code == 1 || code == 0) {
+      if (code == 1)
+        atomic_fetch_add(&run->changed, 1);
+      items[k]->state = IT_WRITTEN;
+      atomic_fetch_add(&run->done, 1);
+    } else if (code == -1) {
+      again[(*nagain)++] = items[k];
+    } else if (code == -3) {
+      item_finish(run, items[k], IT_GONE);
+    } else {
+      rc = fail(w->err, sizeof(w->err), TALLY_EIO,
+                "Redis at %s: the rescore script: unexpected reply for "
+                "submission %s",
+                run->url, items[k]->id);
+    }
+  }
+  freeReplyObject(r);
+  return rc;
+}
+
+/* Writes items[0..n) (n <= CHUNK), reading and scoring again the ones
+ * another writer got to first, until every one is written. Returns 0, or
+ * TALLY_EIO or TALLY_ENOMEM with w->err set. */
+static int write_items(worker_t *w, item_t **items, size_t n) {
+  run_t *run = w->run;
+  item_t *todo[CHUNK], *again[CHUNK], *sent[CHUNK];
+  memcpy(todo, items, n * sizeof(*items));
+  for (int tries = 0; n > 0; tries++) {
+    if (tries == MAX_TRIES)
+      return fail(w->err, sizeof(w->err), TALLY_EIO,
+                  "submission %s kept changing while it was rescored "
+                  "(%d tries)",
+                  todo[0]->id, MAX_TRIES);
+    size_t nagain = 0, k = 0;
+    while (k < n) {
+      size_t nsent = 0;
+      tally_call_rescore_begin(&w->call, run->sha, run->o->prefix);
+      for (; k < n; k++) {
+        item_t *it = todo[k];
+        if (tally_call_rescore(&w->call, it->id, it->rev,
+                               it->summary ? it->summary : "",
+                               it->summary ? strlen(it->summary) : 0,
+                               it->error ? it->error : "") != 0)
+          break;
+        sent[nsent++] = it;
+      }
+      int rc = write_call(w, sent, nsent, again, &nagain);
+      if (rc != 0)
+        return rc;
+    }
+    if (nagain == 0)
+      break;
+    atomic_fetch_add(&run->retried, nagain);
+    int rc = read_items(w, again, nagain);
+    if (rc != 0)
+      return rc;
+    n = 0;
+    for (k = 0; k < nagain; k++)
+      if (again[k]->state == IT_SEND)
+        todo[n++] = again[k];
+  }
+  return 0;
+}
+
+static void *write_main(void *arg) {
+  worker_t *w = arg;
+  run_t *run = w->run;
+  while (w->status == 0 && !atomic_load(&run->stop)) {
+    size_t from = atomic_fetch_add(&run->next, CHUNK);
+    if (from >= run->nsend)
+      break;
+    size_t n = run->nsend - from < CHUNK ? run->nsend - from : CHUNK;
+    w->status = write_items(w, run->send + from, n);
+  }
+  if (w->status != 0)
+    atomic_store(&run->stop, true);
+  atomic_fetch_sub(&run->running, 1);
+  return NULL;
+}
+
+/* Runs fn on every worker and waits for them. Returns 0, or the first
+ * error (in err). */
+static int phase(run_t *run, const char *state, void *(*fn)(void *), char *err,
+                 size_t errlen) {
+  run->state = state;
+  atomic_store(&run->next, 0);
+  atomic_store(&run->running, run->nworkers);
+  for (unsigned k = 0; k < run->nworkers; k++) {
+    worker_t *w = run->workers[k];
+    w->started = pthread_create(&w->thread, NULL, fn, w) == 0;
+    if (!w->started) {
+      w->status =
+          fail(w->err, sizeof(w->err), TALLY_ENOMEM, "cannot start a thread");
+      atomic_store(&run->stop, true);
+      atomic_fetch_sub(&run->running, 1);
+    }
+  }
+  int rc = monitor(run, err, errlen);
+  for (unsigned k = 0; k < run->nworkers; k++) {
+    worker_t *w = run->workers[k];
+    if (w->started)
+      pthread_join(w->thread, NULL);
+    w->started = false;
+    if (rc == 0 && w->status != 0) {
+      rc = w->status;
+      snprintf(err, errlen, "%s", w->err);
+    }
+  }
+  return rc;
+}
+
+/* Selection. */
+
+typedef struct ids_s {
+  char **v;
+  size_t n, cap;
+} ids_t;
+
+static int ids_push(ids_t *ids, const char *s, size_t len) {
+  if (ids->n == ids->cap) {
+    size_t cap = ids->cap ? ids->cap * 2 : 1024;
+    char **v = realloc(ids->v, cap * sizeof(*v));
+    if (v == NULL)
+      return TALLY_ENOMEM;
+    ids->v = v;
+    ids->cap = cap;
+  }
+  if ((ids->v[ids->n] = dup_n(s, len)) == NULL)
+    return TALLY_ENOMEM;
+  ids->n++;
+  return 0;
+}
+
+/* Adds every member of the set key to ids, with SSCAN. */
+static int scan_set(run_t *run, const char *key, ids_t *ids, char *err,
+                    size_t errlen) {
+  char cursor[32] = "0";
+  do {
+    redisReply *r = command(run, run->ctl, REDIS_REPLY_ARRAY, err, errlen,
+                            "SSCAN %s %s COUNT 1000", key, cursor);
+    if (r == NULL)
+      return TALLY_EIO;
+    if (r->elements != 2 || reply_str(r->element[0]) == NULL ||
+        r->element[1]->type != REDIS_REPLY_ARRAY) {
+      freeReplyObject(r);
+      return reply_error(run, run->ctl, NULL, "SSCAN", err, errlen);
+    }
+    snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+    const redisReply *m = r->element[1];
+    for (size_t k = 0; k < m->elements; k++)
+      if (reply_str(m->element[k]) != NULL &&
+          ids_push(ids, m->element[k]->str, m->element[k]->len) != 0) {
+        freeReplyObject(r);
+        return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+      }
+    freeReplyObject(r);
+  } while (strcmp(cursor, "0") != 0);
+  return 0;
+}
+
+/* Keeps in ids only the members of the set key, with pipelined
+ * SISMEMBER. */
+static int filter_set(run_t *run, const char *key, ids_t *ids, char *err,
+                      size_t errlen) {
+  size_t kept = 0;
+  for (size_t from = 0; from < ids->n; from += 1000) {
+    size_t to = ids->n - from < 1000 ? ids->n : from + 1000;
+    for (size_t k = from; k < to; k++)
+      if (redisAppendCommand(run->ctl, "SISMEMBER %s %s", key, ids->v[k]) !=
+          REDIS_OK)
+        return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+    for (size_t k = from; k < to; k++) {
+      void *p = NULL;
+      if (redisGetReply(run->ctl, &p) != REDIS_OK)
+        return reply_error(run, run->ctl, NULL, "SISMEMBER", err, errlen);
+      redisReply *r = p;
+      bool in = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+      freeReplyObject(r);
+      if (in)
+        ids->v[kept++] = ids->v[k];
+      else
+        free(ids->v[k]);
+    }
+  }
+  ids->n = kept;
+  return 0;
+}
+
+static long long set_card(run_t *run, const char *key, char *err,
+                          size_t errlen) {
+  redisReply *r =
+      command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen, "SCARD %s", key);
+  if (r == NULL)
+    return -1;
+  long long n = r->integer;
+  freeReplyObject(r);
+  return n;
+}
+
+/* The submissions in every index the options name, into ids. */
+static int select_indexes(run_t *run, ids_t *ids, char *err, size_t errlen) {
+  const tally_rescore_opts_t *o = run->o;
+  char keys[3][512];
+  size_t nkeys = 0;
+  const char *const what[3] = {o->task, o->contest, o->participant};
+  const char *const middle[3] = {
+      ":index:task:", ":index:contest:", ":index:participant:"};
+  for (int k = 0; k < 3; k++)
+    if (what[k] != NULL &&
+        tally_rescore_key(keys[nkeys++], sizeof(keys[0]), o->prefix, middle[k],
+                          what[k]) != 0)
+      return fail(err, errlen, TALLY_EINVAL, "too long a name: %s", what[k]);
+  int rc = 0;
+  size_t base = 0;
+  if (o->submission != NULL) {
+    rc = ids_push(ids, o->submission, strlen(o->submission));
+    base = nkeys; /* every index filters */
+  } else {
+    long long least = -1;
+    for (size_t k = 0; k < nkeys; k++) {
+      long long n = set_card(run, keys[k], err, errlen);
+      if (n < 0)
+        return TALLY_EIO;
+      if (least < 0 || n < least) {
+        least = n;
+        base = k;
+      }
+    }
+    rc = scan_set(run, keys[base], ids, err, errlen);
+  }
+  for (size_t k = 0; k < nkeys && rc == 0; k++)
+    if (k != base)
+      rc = filter_set(run, keys[k], ids, err, errlen);
+  return rc == TALLY_ENOMEM ? fail(err, errlen, rc, "out of memory") : rc;
+}
+
+/* Reads <p>:taskversions into run->versions. */
+static int read_versions(run_t *run, char *err, size_t errlen) {
+  redisReply *r = command(run, run->ctl, REDIS_REPLY_ARRAY, err, errlen,
+                          "HGETALL %s:taskversions", run->o->prefix);
+  if (r == NULL)
+    return TALLY_EIO;
+  run->versions = calloc(r->elements / 2 + 1, sizeof(*run->versions));
+  int rc = run->versions == NULL ? TALLY_ENOMEM : 0;
+  for (size_t k = 0; rc == 0 && k + 1 < r->elements; k += 2) {
+    version_t *v = &run->versions[run->nversions];
+    if (reply_str(r->element[k]) == NULL ||
+        reply_str(r->element[k + 1]) == NULL)
+      continue;
+    v->task = strdup(r->element[k]->str);
+    v->version = strdup(r->element[k + 1]->str);
+    run->nversions++;
+    if (v->task == NULL || v->version == NULL)
+      rc = TALLY_ENOMEM;
+  }
+  freeReplyObject(r);
+  return rc == 0 ? 0 : fail(err, errlen, rc, "out of memory");
+}
+
+/* --changed: writes the new version of every task whose stored one
+ * differs (unless a dry run), and selects the submissions of those tasks. */
+static int select_changed(run_t *run, ids_t *ids, char *err, size_t errlen) {
+  const tally_taskset_t *ts = run->o->tasks;
+  int rc = read_versions(run, err, errlen);
+  for (size_t k = 0; rc == 0 && k < ts->count; k++) {
+    const char *name = ts->entries[k].task->name;
+    const char *version = ts->entries[k].version;
+    const char *stored = stored_version(run, name);
+    if (stored != NULL && strcmp(stored, version) == 0)
+      continue;
+    if (!run->o->dry_run) {
+      redisReply *r =
+          command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
+                  "HSET %s:taskversions %s %s", run->o->prefix, name, version);
+      if (r == NULL)
+        return TALLY_EIO;
+      freeReplyObject(r);
+    }
+    char key[512];
+    if (tally_rescore_key(key, sizeof(key), run->o->prefix,
+                          ":index:task:", name) != 0)
+      return fail(err, errlen, TALLY_EINVAL, "too long a task name: %s", name);
+    rc = scan_set(run, key, ids, err, errlen);
+  }
+  return rc;
+}
+
+static int select_stale(run_t *run, ids_t *ids, char *err, size_t errlen) {
+  int rc = read_versions(run, err, errlen);
+  char key[512];
+  snprintf(key, sizeof(key), "%s:stale", run->o->prefix);
+  return rc != 0 ? rc : scan_set(run, key, ids, err, errlen);
+}
+
+static int cmp_id(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_order(const void *a, const void *b) {
+  const item_t *x = *(item_t *const *)a, *y = *(item_t *const *)b;
+  int c = strcmp(x->order, y->order);
+  return c != 0 ? c : strcmp(x->id, y->id);
+}
+
+/* Selects the submissions into run->items, sorted by id, duplicates
+ * dropped. */
+static int select_items(run_t *run, char *err, size_t errlen) {
+  const tally_rescore_opts_t *o = run->o;
+  ids_t ids = {0};
+  int rc = o->changed ? select_changed(run, &ids, err, errlen)
+           : o->stale ? select_stale(run, &ids, err, errlen)
+                      : select_indexes(run, &ids, err, errlen);
+  if (rc == 0 && ids.n > 0) {
+    qsort(ids.v, ids.n, sizeof(*ids.v), cmp_id);
+    run->items = calloc(ids.n, sizeof(*run->items));
+    if (run->items == NULL)
+      rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+  }
+  for (size_t k = 0; k < ids.n; k++) {
+    if (rc == 0 &&
+        (run->n == 0 || strcmp(run->items[run->n - 1].id, ids.v[k]) != 0)) {
+      run->items[run->n++].id = ids.v[k];
+      ids.v[k] = NULL;
+    }
+    free(ids.v[k]);
+  }
+  free(ids.v);
+  return rc;
+}
+
+/* Setting up and tearing down. */
+
+static void workers_free(run_t *run) {
+  for (unsigned k = 0; k < run->nworkers; k++) {
+    worker_t *w = run->workers[k];
+    if (w == NULL)
+      continue;
+    if (w->c != NULL)
+      redisFree(w->c);
+    tally_engine_close(&w->e);
+    tally_buf_close(&w->out);
+    tally_buf_close(&w->sum);
+    free(w->seen);
+    free(w);
+  }
+  free(run->workers);
+}
+
+static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
+  const tally_rescore_opts_t *o = run->o;
+  if ((run->workers = calloc(n, sizeof(*run->workers))) == NULL)
+    return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+  for (unsigned k = 0; k < n; k++) {
+    worker_t *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+      return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+    run->workers[k] = w;
+    run->nworkers = k + 1;
+    w->run = run;
+    tally_engine_init(&w->e, o->tasks);
+    tally_buf_init(&w->out);
+    tally_buf_init(&w->sum);
+    if ((w->seen = calloc(o->tasks->count + 1, sizeof(bool))) == NULL)
+      return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+    if ((w->c = tally_rescore_connect(o->url, TIMEOUT_MS, err, errlen)) == NULL)
+      return TALLY_EIO;
+  }
+  return 0;
+}
+
+static int load_script(run_t *run, char *err, size_t errlen) {
+  redisReply *r =
+      command(run, run->ctl, REDIS_REPLY_STRING, err, errlen, "SCRIPT LOAD %s",
+              tally_scripts[TALLY_SCRIPT_RESCORE]);
+  if (r == NULL)
+    return TALLY_EIO;
+  snprintf(run->sha, sizeof(run->sha), "%s", r->str);
+  freeReplyObject(r);
+  return 0;
+}
+
+/* Checks the selection. */
+static int check_opts(const tally_rescore_opts_t *o, char *err, size_t errlen) {
+  bool indexes = o->task || o->contest || o->participant || o->submission;
+  if (!indexes && !o->changed && !o->stale)
+    return fail(err, errlen, TALLY_EINVAL,
+                "nothing to rescore: give --task, --contest, --participant, "
+                "--submission, --changed or --stale");
+  if ((o->changed && (o->stale || indexes)) || (o->stale && indexes))
+    return fail(err, errlen, TALLY_EINVAL,
+                "--%s goes alone: it cannot be combined with another "
+                "selection",
+                o->changed ? "changed" : "stale");
+  if (o->task != NULL && tally_taskset_find(o->tasks, o->task) == NULL)
+    return fail(err, errlen, TALLY_EINVAL,
+                "task \"%s\" is not among the loaded task configs", o->task);
+  return 0;
+}
+
+/* The names of the tasks the workers saw, into st. */
+static int stats_tasks(const run_t *run, tally_rescore_stats_t *st) {
+  const tally_taskset_t *ts = run->o->tasks;
+  if ((st->tasks = calloc(ts->count + 1, sizeof(char *))) == NULL)
+    return TALLY_ENOMEM;
+  for (size_t k = 0; k < ts->count; k++) {
+    bool seen = false;
+    for (unsigned j = 0; j < run->nworkers; j++)
+      seen = seen || run->workers[j]->seen[k];
+    if (seen &&
+        (st->tasks[st->ntasks++] = strdup(ts->entries[k].task->name)) == NULL)
+      return TALLY_ENOMEM;
+  }
+  return 0;
+}
+
+static void report_changes(const run_t *run) {
+  const tally_rescore_opts_t *o = run->o;
+  for (size_t k = 0; o->on_change != NULL && k < run->n; k++) {
+    const item_t *it = &run->items[k];
+    if (it->state != IT_SEND || !it->differs)
+      continue;
+    tally_rescore_change_t ch = {.submission = it->id,
+                                 .task = it->task,
+                                 .participant = it->participant,
+                                 .contest = it->contest,
+                                 .old_scored = it->old_scored,
+                                 .new_scored = it->new_scored,
+                                 .old_score = it->old_score,
+                                 .old_public_score = it->old_public,
+                                 .new_score = it->new_score,
+                                 .new_public_score = it->new_public,
+                                 .error = it->error};
+    o->on_change(&ch, o->data);
+  }
+}
+
+/* Everything after the lock. */
+static int rescore(run_t *run, char *err, size_t errlen) {
+  const tally_rescore_opts_t *o = run->o;
+  int rc = 0;
+  if (!o->dry_run)
+    rc = progress_write(run, NULL, err, errlen);
+  if (rc == 0)
+    rc = select_items(run, err, errlen);
+  unsigned n = o->threads;
+  if (n == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    n = cpus > 0 ? (unsigned)cpus : 1;
+  }
+  if (rc == 0)
+    rc = workers_new(run, n, err, errlen);
+  if (rc == 0 && run->n > 0)
+    rc = phase(run, "scoring", score_main, err, errlen);
+  if (rc == 0 && !o->dry_run) {
+    run->send = malloc((run->n + 1) * sizeof(*run->send));
+    if (run->send == NULL)
+      rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+    for (size_t k = 0; rc == 0 && k < run->n; k++)
+      if (run->items[k].state == IT_SEND)
+        run->send[run->nsend++] = &run->items[k];
+    if (rc == 0) {
+      qsort(run->send, run->nsend, sizeof(*run->send), cmp_order);
+      if (run->nsend > 0)
+        rc = phase(run, "writing", write_main, err, errlen);
+    }
+  }
+  if (rc == 0)
+    report_changes(run);
+  return rc;
+}
+
+int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
+                      char *err, size_t errlen) {
+  run_t *run = calloc(1, sizeof(*run));
+  memset(st, 0, sizeof(*st));
+  st->state = "failed";
+  if (run == NULL)
+    return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+  run->o = o;
+  run->state = "selecting";
+  snprintf(run->url, sizeof(run->url), "%s", o->url);
+  snprintf(run->lock_key, sizeof(run->lock_key), "%s:rescore:lock", o->prefix);
+  snprintf(run->progress_key, sizeof(run->progress_key), "%s:rescore",
+           o->prefix);
+  int rc = check_opts(o, err, errlen);
+  if (rc == 0 && (run->ctl = tally_rescore_connect(o->url, TIMEOUT_MS, err,
+                                                   errlen)) == NULL)
+    rc = TALLY_EIO;
+  if (rc == 0 && !o->dry_run)
+    rc = load_script(run, err, errlen);
+  if (rc == 0 && !o->dry_run)
+    rc = lock_take(run, err, errlen);
+  if (rc == 0) {
+    run->t0 = now_s();
+    run->started = epoch_ms();
+    rc = rescore(run, err, errlen);
+    run->state = rc == 0 ? "done" : "failed";
+    if (!o->dry_run && run->ctl->err == 0) {
+      char why[256];
+      progress_write(run, rc == 0 ? NULL : err, why, sizeof(why));
+    }
+  }
+  stats_fill(run, st);
+  st->state = rc == 0 ? "done" : "failed";
+  if (rc == 0 && stats_tasks(run, st) != 0)
+    rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+  if (o->on_progress != NULL && run->t0 > 0)
+    o->on_progress(st, o->data);
+  if (run->ctl != NULL) {
+    lock_release(run);
+    redisFree(run->ctl);
+  }
+  workers_free(run);
+  for (size_t k = 0; k < run->n; k++) {
+    item_clear(&run->items[k]);
+    free(run->items[k].id);
+  }
+  free(run->items);
+  free(run->send);
+  for (size_t k = 0; k < run->nversions; k++) {
+    free(run->versions[k].task);
+    free(run->versions[k].version);
+  }
+  free(run->versions);
+  free(run);
+  return rc;
+}
+
+void tally_rescore_stats_close(tally_rescore_stats_t *st) {
+  for (size_t k = 0; k < st->ntasks; k++)
+    free(st->tasks[k]);
+  free(st->tasks);
+  st->tasks = NULL;
+  st->ntasks = 0;
+}
