@@ -25,6 +25,7 @@ typedef enum job_state_e {
   JOB_POST,    /* outcome queued for posting */
   JOB_RETRY,   /* queued to count a delivery and go back to the pool */
   JOB_RELEASE, /* queued to be handed back */
+  JOB_FETCH,   /* a token job, queued to fetch its submission's job */
   JOB_CALL     /* in a script call */
 } job_state_t;
 
@@ -33,11 +34,17 @@ struct tally__job_s {
   tally__job_t *hnext; /* in the table */
   tally__job_t *qnext; /* in one of the queues */
   job_state_t state;
-  const char *kind; /* "result" or "dead" */
-  char *body;       /* the result, or the cause of the dead letter */
-  size_t body_len;
+  const char *kind; /* "result", "dead" or "token" */
+  char *body;       /* the worker's answer, or the cause of the dead letter */
+  size_t body_len;  /* of the result part of the answer, or of the cause */
+  tally_post_extra_t extra; /* the other parts of the answer, in body */
+  bool has_extra;
+  char *token; /* a token job's token, kept while its submission's job is
+                  fetched and scored again; NULL for other jobs */
+  size_t token_len;
   char *record; /* the submission record's key, or NULL */
-  char *text;   /* the job, or NULL when not kept */
+  char *text;   /* the job (for a token job, then its submission's job), or
+                   NULL when not kept */
   bool resent;  /* posted again after a call whose reply was lost */
   char id[];
 };
@@ -93,6 +100,7 @@ static void job_free(tally_dispatch_t *d, tally__job_t *j) {
   d->njobs--;
   free(j->text);
   free(j->body);
+  free(j->token);
   free(j->record);
   free(j);
 }
@@ -149,21 +157,26 @@ static void queue_release(tally_dispatch_t *d, tally__job_t *j) {
   enqueue(&d->release_q, &d->release_tail, j);
 }
 
-/* Puts the jobs of a failed call back, to be sent again when the write
- * connection is back; every script is safe to run twice. */
-static void requeue(tally_dispatch_t *d, call_t *c, tally_script_t s) {
+static void queue_fetch(tally_dispatch_t *d, tally__job_t *j) {
+  j->state = JOB_FETCH;
+  enqueue(&d->fetch_q, &d->fetch_tail, j);
+}
+
+/* Puts the jobs of a failed call back at the front of the queue of state
+ * (JOB_POST, JOB_RETRY, JOB_RELEASE or JOB_FETCH), to be sent again when
+ * the write connection is back; every call is safe to run twice. */
+static void requeue(tally_dispatch_t *d, call_t *c, job_state_t state) {
+  tally__job_t **head = state == JOB_POST    ? &d->post_q
+                        : state == JOB_RETRY ? &d->retry_q
+                        : state == JOB_FETCH ? &d->fetch_q
+                                             : &d->release_q;
+  tally__job_t **tail = state == JOB_POST    ? &d->post_tail
+                        : state == JOB_RETRY ? &d->retry_tail
+                        : state == JOB_FETCH ? &d->fetch_tail
+                                             : &d->release_tail;
   for (unsigned i = c->n; i-- > 0;) {
-    tally__job_t *j = c->jobs[i];
-    if (s == TALLY_SCRIPT_POST) {
-      j->state = JOB_POST;
-      push_front(&d->post_q, &d->post_tail, j);
-    } else if (s == TALLY_SCRIPT_RETRY) {
-      j->state = JOB_RETRY;
-      push_front(&d->retry_q, &d->retry_tail, j);
-    } else {
-      j->state = JOB_RELEASE;
-      push_front(&d->release_q, &d->release_tail, j);
-    }
+    c->jobs[i]->state = state;
+    push_front(head, tail, c->jobs[i]);
   }
 }
 
@@ -181,6 +194,7 @@ static void dead_letter(tally_dispatch_t *d, tally__job_t *j, const char *fmt,
   free(j->body);
   j->body = strdup(why);
   j->body_len = j->body ? strlen(j->body) : 0;
+  j->has_extra = false;
   j->kind = "dead";
   tally_log(d->opt.log, TALLY_LOG_WARN, "job.dead", "%s: %s", j->id, why);
   queue_post(d, j);
@@ -489,32 +503,33 @@ static void pump(tally_dispatch_t *d) {
  * (every script is safe to run twice); a reply that came but is not
  * usable resets that connection. */
 static void call_failed(tally_dispatch_t *d, tally_redis_t *r, call_t *c,
-                        tally_script_t s, const redisReply *reply) {
-  static const char *const what[TALLY_SCRIPT_COUNT] = {
-      [TALLY_SCRIPT_POST] = "the post script",
-      [TALLY_SCRIPT_RETRY] = "the retry script",
-      [TALLY_SCRIPT_RELEASE] = "the release script",
-  };
+                        job_state_t state, const redisReply *reply) {
+  const char *what = state == JOB_POST    ? "the post script"
+                     : state == JOB_RETRY ? "the retry script"
+                     : state == JOB_FETCH ? "HGET of a submission's job"
+                                          : "the release script";
   /* Without a reply, a post may have run: if so, the next one finds the
    * jobs gone. */
-  for (unsigned i = 0; reply == NULL && s == TALLY_SCRIPT_POST && i < c->n; i++)
+  for (unsigned i = 0; reply == NULL && state == JOB_POST && i < c->n; i++)
     c->jobs[i]->resent = true;
-  requeue(d, c, s);
+  requeue(d, c, state);
   free(c);
   if (reply == NULL || d->closing)
     return;
   if (reply->type == REDIS_REPLY_ERROR) {
-    reply_error(d, r, what[s], reply);
+    reply_error(d, r, what, reply);
   } else {
     char why[128];
-    snprintf(why, sizeof(why), "%s gave an unexpected reply", what[s]);
+    snprintf(why, sizeof(why), "%s gave an unexpected reply", what);
     tally_redis_reset(r, why);
   }
 }
 
-static void count_posted(tally_dispatch_t *d, bool dead) {
-  if (dead)
+static void count_posted(tally_dispatch_t *d, const tally__job_t *j) {
+  if (strcmp(j->kind, "dead") == 0)
     d->stats.dead++;
+  else if (strcmp(j->kind, "token") == 0)
+    d->stats.tokens++;
   else
     d->stats.scored++;
 }
@@ -525,17 +540,27 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
   d->calls--;
   if (reply == NULL || reply->type != REDIS_REPLY_ARRAY ||
       reply->elements != c->n) {
-    call_failed(d, r, c, TALLY_SCRIPT_POST, reply);
+    call_failed(d, r, c, JOB_POST, reply);
     return;
   }
+  bool stale = false;
   for (unsigned i = 0; i < c->n; i++) {
     tally__job_t *j = c->jobs[i];
     long long code = reply->element[i]->integer;
     bool dead = strcmp(j->kind, "dead") == 0;
     if (code == TALLY_POST_DONE) {
-      count_posted(d, dead);
+      count_posted(d, j);
       tally_log(d->opt.log, TALLY_LOG_DEBUG, "job.posted", "%s: %s", j->id,
                 j->kind);
+    } else if (code == TALLY_POST_STALE) {
+      /* Scored by a worker that still had the config before a reload. */
+      count_posted(d, j);
+      d->stats.stale++;
+      stale = true;
+      tally_log(d->opt.log, TALLY_LOG_DEBUG, "job.posted",
+                "%s: %s, stale: scored with another config version than the "
+                "current one",
+                j->id, j->kind);
     } else if (code == TALLY_POST_REDELIVERED &&
                j->pj.deliveries != c->deliveries[i]) {
       /* Re-read from this consumer's history meanwhile: post again with
@@ -543,7 +568,7 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
       queue_post(d, j);
       continue;
     } else if (code == TALLY_POST_GONE && j->resent) {
-      count_posted(d, dead);
+      count_posted(d, j);
       tally_log(d->opt.log, TALLY_LOG_INFO, "job.posted",
                 "%s: %s already posted, most likely by the earlier call "
                 "whose reply was lost",
@@ -551,7 +576,7 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
     } else {
       d->stats.dropped++;
       tally_log(d->opt.log, TALLY_LOG_WARN, "job.dropped",
-                "%s: %s not posted: %s", j->id, dead ? "dead letter" : "result",
+                "%s: %s not posted: %s", j->id, dead ? "dead letter" : j->kind,
                 code == TALLY_POST_STOLEN
                     ? "another consumer claimed the job meanwhile"
                 : code == TALLY_POST_REDELIVERED
@@ -563,6 +588,8 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
     job_free(d, j);
   }
   free(c);
+  if (stale && !d->closing && d->opt.stale_cb != NULL)
+    d->opt.stale_cb(d);
   if (!d->closing) {
     flush(d);
     pump(d);
@@ -576,7 +603,7 @@ static void on_release(tally_redis_t *r, redisReply *reply, void *priv) {
   d->calls--;
   if (reply == NULL || reply->type != REDIS_REPLY_ARRAY ||
       reply->elements != c->n) {
-    call_failed(d, r, c, TALLY_SCRIPT_RELEASE, reply);
+    call_failed(d, r, c, JOB_RELEASE, reply);
     return;
   }
   for (unsigned i = 0; i < c->n; i++) {
@@ -597,7 +624,7 @@ static void on_retry(tally_redis_t *r, redisReply *reply, void *priv) {
   tally__job_t *j = c->jobs[0];
   d->calls--;
   if (reply == NULL || reply->type != REDIS_REPLY_INTEGER) {
-    call_failed(d, r, c, TALLY_SCRIPT_RETRY, reply);
+    call_failed(d, r, c, JOB_RETRY, reply);
     return;
   }
   free(c);
@@ -621,16 +648,24 @@ static void on_retry(tally_redis_t *r, redisReply *reply, void *priv) {
 }
 
 static bool send_call(tally_dispatch_t *d, call_t *c, tally_redis_cb cb,
-                      tally_script_t s) {
+                      job_state_t state) {
   tally_call_t *k = &d->scratch;
   if (tally_redis_command(&d->wr, d->opt.command_timeout_ms, cb, c, k->argc,
                           k->argv, k->argvlen) != 0) {
-    requeue(d, c, s);
+    requeue(d, c, state);
     free(c);
     return false;
   }
   d->calls++;
   return true;
+}
+
+/* The bytes one post item carries. */
+static size_t post_bytes(const tally__job_t *j) {
+  size_t n = j->body_len + j->token_len;
+  if (j->has_extra)
+    n += j->extra.summary_len + j->extra.pub_len + j->extra.full_len;
+  return n;
 }
 
 static bool send_posts(tally_dispatch_t *d) {
@@ -644,17 +679,22 @@ static bool send_posts(tally_dispatch_t *d) {
                    d->opt.prefix, d->opt.consumer);
   size_t bytes = 0;
   while (d->post_q && c->n < POST_ITEMS &&
-         (c->n == 0 || bytes + d->post_q->body_len <= POST_BYTES)) {
+         (c->n == 0 || bytes + post_bytes(d->post_q) <= POST_BYTES)) {
     tally__job_t *j = dequeue(&d->post_q, &d->post_tail);
     j->state = JOB_CALL;
-    bytes += j->body_len;
+    bytes += post_bytes(j);
     c->jobs[c->n] = j;
     c->deliveries[c->n] = j->pj.deliveries;
     c->n++;
-    tally_call_post(k, j->id, j->pj.deliveries, j->kind, j->body ? j->body : "",
-                    j->body_len, j->record);
+    /* A token job posts its token; its submission's answer gives the
+     * extra parts, when there is one. */
+    bool token = strcmp(j->kind, "token") == 0;
+    const char *body = token ? j->token : j->body;
+    tally_call_post(k, j->id, j->pj.deliveries, j->kind, body ? body : "",
+                    token ? j->token_len : j->body_len, j->record,
+                    j->has_extra ? &j->extra : NULL);
   }
-  return send_call(d, c, on_post, TALLY_SCRIPT_POST);
+  return send_call(d, c, on_post, JOB_POST);
 }
 
 static bool send_releases(tally_dispatch_t *d) {
@@ -674,7 +714,7 @@ static bool send_releases(tally_dispatch_t *d) {
     c->n++;
     tally_call_release(k, j->id, j->pj.deliveries);
   }
-  return send_call(d, c, on_release, TALLY_SCRIPT_RELEASE);
+  return send_call(d, c, on_release, JOB_RELEASE);
 }
 
 static bool send_retry(tally_dispatch_t *d) {
@@ -691,13 +731,89 @@ static bool send_retry(tally_dispatch_t *d) {
   tally_call_begin(k, TALLY_SCRIPT_RETRY, d->sha[TALLY_SCRIPT_RETRY],
                    d->opt.prefix, d->opt.consumer);
   tally_call_retry(k, j->id, j->pj.deliveries);
-  return send_call(d, c, on_retry, TALLY_SCRIPT_RETRY);
+  return send_call(d, c, on_retry, JOB_RETRY);
+}
+
+/* The token flow: a token job's submission's job is fetched from its
+ * record, scored again, and the token posted with that answer's summary
+ * and full view. */
+
+static void on_fetch(tally_redis_t *r, redisReply *reply, void *priv) {
+  call_t *c = priv;
+  tally_dispatch_t *d = c->d;
+  tally__job_t *j = c->jobs[0];
+  d->calls--;
+  if (reply == NULL ||
+      (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_NIL)) {
+    call_failed(d, r, c, JOB_FETCH, reply);
+    return;
+  }
+  free(c);
+  if (reply->type == REDIS_REPLY_NIL) {
+    tally_log(d->opt.log, TALLY_LOG_DEBUG, "token.unscored",
+              "%s: %s holds no job yet; the token is posted alone", j->id,
+              j->record);
+    j->kind = "token";
+    j->has_extra = false;
+    queue_post(d, j);
+  } else {
+    char *text = malloc(reply->len + 1);
+    if (text == NULL) {
+      /* Fetched again once memory allows. */
+      queue_fetch(d, j);
+      return;
+    }
+    memcpy(text, reply->str, reply->len);
+    text[reply->len] = '\0';
+    free(j->text);
+    j->text = text;
+    j->pj.text = text;
+    j->pj.len = reply->len;
+    if (d->drain_phase >= 1) {
+      queue_release(d, j);
+    } else {
+      j->state = JOB_POOL;
+      tally_pool_submit(d->opt.pool, &j->pj);
+    }
+  }
+  if (!d->closing) {
+    flush(d);
+    check_drained(d);
+  }
+}
+
+static bool send_fetch(tally_dispatch_t *d) {
+  call_t *c = malloc(sizeof(*c));
+  if (c == NULL)
+    return false;
+  tally__job_t *j = dequeue(&d->fetch_q, &d->fetch_tail);
+  j->state = JOB_CALL;
+  c->d = d;
+  c->n = 1;
+  c->jobs[0] = j;
+  c->deliveries[0] = j->pj.deliveries;
+  const char *argv[] = {"HGET", j->record, "job"};
+  size_t lens[] = {4, strlen(j->record), 3};
+  if (tally_redis_command(&d->wr, d->opt.command_timeout_ms, on_fetch, c, 3,
+                          argv, lens) != 0) {
+    requeue(d, c, JOB_FETCH);
+    free(c);
+    return false;
+  }
+  d->calls++;
+  return true;
 }
 
 static void flush(tally_dispatch_t *d) {
+  /* Once the pool closes, a token job can no longer be scored again: it
+   * is handed back, for the next daemon to take from the start. */
+  while (d->drain_phase >= 1 && d->fetch_q)
+    queue_release(d, dequeue(&d->fetch_q, &d->fetch_tail));
   if (!d->ready || d->closing)
     return;
   while (d->calls < MAX_CALLS && d->post_q && send_posts(d))
+    ;
+  while (d->calls < MAX_CALLS && d->fetch_q && send_fetch(d))
     ;
   while (d->calls < MAX_CALLS && d->release_q && send_releases(d))
     ;
@@ -744,6 +860,33 @@ static char *record_key(const tally_dispatch_t *d, const char *body,
   return key;
 }
 
+/* Splits the worker's answer, len bytes in j->body, into its parts: the
+ * result, the summary, the public view and the full view, one a line. An
+ * answer with fewer parts is taken as a result alone. */
+static void split_answer(tally__job_t *j, size_t len) {
+  const char *part[4], *end = j->body + len;
+  size_t n = 0;
+  part[0] = j->body;
+  while (n < 3) {
+    const char *nl = memchr(part[n], '\n', (size_t)(end - part[n]));
+    if (nl == NULL)
+      break;
+    part[++n] = nl + 1;
+  }
+  j->has_extra = n == 3;
+  j->body_len = n > 0 ? (size_t)(part[1] - 1 - part[0]) : len;
+  if (!j->has_extra)
+    return;
+  j->extra = (tally_post_extra_t){
+      .summary = part[1],
+      .summary_len = (size_t)(part[2] - 1 - part[1]),
+      .pub = part[2],
+      .pub_len = (size_t)(part[3] - 1 - part[2]),
+      .full = part[3],
+      .full_len = (size_t)(end - part[3]),
+  };
+}
+
 /* The error member of a job error body. */
 static void job_error_text(const char *body, size_t len, char *out,
                            size_t outlen) {
@@ -765,6 +908,7 @@ void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
     case TALLY_POOL_SCORED:
       free(j->body);
       j->body = malloc(o->len + 1);
+      j->has_extra = false;
       if (j->body == NULL) {
         /* Retried once memory allows, like a failure. */
         j->body_len = 0;
@@ -774,13 +918,58 @@ void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
       }
       memcpy(j->body, o->body, o->len);
       j->body[o->len] = '\0';
-      j->body_len = o->len;
-      j->kind = "result";
-      j->record = record_key(d, o->body, o->len);
+      split_answer(j, o->len);
+      if (j->token != NULL) {
+        /* A token job's submission, scored again: the token goes with its
+         * summary and full view, never its public one. */
+        j->kind = "token";
+        j->extra.pub = NULL;
+        j->extra.pub_len = 0;
+      } else {
+        j->kind = "result";
+        free(j->record);
+        j->record = record_key(d, o->body, o->len);
+      }
       queue_post(d, j);
+      break;
+    case TALLY_POOL_TOKEN:
+      if (j->token != NULL) {
+        /* The submission's job is a token job itself: nothing to score. */
+        j->kind = "token";
+        j->has_extra = false;
+        queue_post(d, j);
+        break;
+      }
+      j->token = malloc(o->len + 1);
+      if (j->token == NULL) {
+        j->state = JOB_RETRY;
+        enqueue(&d->retry_q, &d->retry_tail, j);
+        break;
+      }
+      memcpy(j->token, o->body, o->len);
+      j->token[o->len] = '\0';
+      j->token_len = o->len;
+      free(j->record);
+      j->record = record_key(d, o->body, o->len);
+      if (j->record == NULL)
+        dead_letter(d, j, "the token names no submission");
+      else
+        queue_fetch(d, j);
       break;
     case TALLY_POOL_JOB_ERROR:
       job_error_text(o->body, o->len, why, sizeof(why));
+      if (j->token != NULL) {
+        /* The current config cannot score the submission's job: the token
+         * goes alone. */
+        tally_log(d->opt.log, TALLY_LOG_DEBUG, "token.unscorable",
+                  "%s: %s cannot be scored again (%s); the token is posted "
+                  "alone",
+                  j->id, j->record, why);
+        j->kind = "token";
+        j->has_extra = false;
+        queue_post(d, j);
+        break;
+      }
       dead_letter(d, j, "%s", why);
       break;
     case TALLY_POOL_FAILED:
@@ -824,6 +1013,8 @@ static void init_step_done(tally_dispatch_t *d) {
   tally_log(d->opt.log, TALLY_LOG_INFO, "redis.ready",
             "%s: group %s on %s, consumer %s", d->opt.url, TALLY_GROUP,
             d->jobs_key, d->opt.consumer);
+  if (d->opt.ready_cb != NULL)
+    d->opt.ready_cb(d);
   pump(d);
   flush(d);
 }
@@ -954,9 +1145,11 @@ static void log_stats(tally_dispatch_t *d) {
     return;
   d->last_stats = *s;
   tally_log(d->opt.log, TALLY_LOG_INFO, "stats",
-            "read %llu, scored %llu, dead %llu, dropped %llu, retried %llu, "
-            "claimed %llu, released %llu; in flight %zu",
+            "read %llu, scored %llu, tokens %llu, stale %llu, dead %llu, "
+            "dropped %llu, retried %llu, claimed %llu, released %llu; in "
+            "flight %zu",
             (unsigned long long)s->read, (unsigned long long)s->scored,
+            (unsigned long long)s->tokens, (unsigned long long)s->stale,
             (unsigned long long)s->dead, (unsigned long long)s->dropped,
             (unsigned long long)s->retried, (unsigned long long)s->claimed,
             (unsigned long long)s->released, d->njobs);

@@ -31,12 +31,20 @@ typedef struct tally_dispatch_options_s {
   tally_log_t *log;
   tally_pool_t *pool; /* borrowed; its done_cb must be tally_dispatch_done
                          and its data this dispatcher */
+  /* Optional hooks, NULL-checked. ready_cb runs each time the write
+   * connection is set up (at start and after each reconnect); stale_cb
+   * after a post call in which the script found results scored with a
+   * config version other than the current one (TALLY_POST_STALE). */
+  void (*ready_cb)(tally_dispatch_t *d);
+  void (*stale_cb)(tally_dispatch_t *d);
 } tally_dispatch_options_t;
 
 /* Counters, for the log and the tests. */
 typedef struct tally_dispatch_stats_s {
   uint64_t read;     /* entries taken: new, own history or claimed */
   uint64_t scored;   /* results posted */
+  uint64_t tokens;   /* token jobs posted */
+  uint64_t stale;    /* results posted but scored with an old config */
   uint64_t dead;     /* dead letters posted */
   uint64_t dropped;  /* posts refused: the entry was claimed or gone */
   uint64_t retried;  /* jobs sent again after a worker failure */
@@ -75,6 +83,8 @@ struct tally_dispatch_s {
   tally__job_t *post_q, *post_tail;       /* outcomes waiting to be posted */
   tally__job_t *retry_q, *retry_tail;     /* failed jobs to count and resend */
   tally__job_t *release_q, *release_tail; /* jobs to hand back */
+  tally__job_t *fetch_q, *fetch_tail;     /* token jobs whose submission's job
+                                             is to be fetched */
   unsigned calls;                         /* script calls in flight on wr */
   uv_timer_t timer; /* claims, stats, the drain deadline */
   uint64_t next_claim, next_stats, drain_deadline;

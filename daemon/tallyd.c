@@ -5,6 +5,7 @@
 #include "dispatch.h"
 #include "embedded.h"
 #include "pool.h"
+#include "rescorer.h"
 #include "settings.h"
 
 #include <dirent.h>
@@ -23,6 +24,8 @@
 
 /* How long the embedded server gets to flush its append-only file. */
 #define EMBEDDED_GRACE_MS 10000
+/* How long a rescore child gets between SIGTERM and SIGKILL at shutdown. */
+#define RESCORE_GRACE_MS 5000
 
 typedef struct tallyd_s {
   uv_loop_t *loop;
@@ -33,6 +36,10 @@ typedef struct tallyd_s {
   bool pool_up;
   tally_pool_t pool;
   tally_dispatch_t disp;
+  bool rescorer_up; /* resc is initialised (--auto-rescore) */
+  bool rescored;    /* the rescore at start has been asked for */
+  tally_rescorer_t resc;
+  bool pidfile_written;
   uv_signal_t sigterm, sigint, sighup;
   char snap_root[PATH_MAX]; /* the snapshots of the task configs */
   unsigned snap_gen;
@@ -299,6 +306,24 @@ static void on_drained(tally_dispatch_t *d) {
   tally_dispatch_close(d, on_dispatch_closed);
 }
 
+/* The automatic rescore: `tally rescore --changed` once the write
+ * connection is first ready and after each accepted reload, and `tally
+ * rescore --stale` when results come back scored with an old config. */
+
+static void on_ready(tally_dispatch_t *d) {
+  tallyd_t *t = d->data;
+  if (t->rescorer_up && !t->rescored) {
+    t->rescored = true;
+    tally_rescorer_run(&t->resc, TALLY_RESCORE_CHANGED);
+  }
+}
+
+static void on_stale(tally_dispatch_t *d) {
+  tallyd_t *t = d->data;
+  if (t->rescorer_up)
+    tally_rescorer_run(&t->resc, TALLY_RESCORE_STALE);
+}
+
 static void on_signal(uv_signal_t *h, int signum) {
   tallyd_t *t = h->data;
   if (signum == SIGHUP) {
@@ -329,6 +354,13 @@ static void on_signal(uv_signal_t *h, int signum) {
     t->snap = path;
     tally_log(&t->log, TALLY_LOG_INFO, "reload",
               "workers are being replaced with the new config");
+    if (t->rescorer_up) {
+      if (tally_rescorer_set_tasks(&t->resc, t->snap) != 0)
+        tally_log(&t->log, TALLY_LOG_ERROR, "rescore",
+                  "out of memory: no rescore for this reload");
+      else
+        tally_rescorer_run(&t->resc, TALLY_RESCORE_CHANGED);
+    }
     return;
   }
   if (t->stopping) {
@@ -338,6 +370,8 @@ static void on_signal(uv_signal_t *h, int signum) {
   }
   t->stopping = true;
   tally_log(&t->log, TALLY_LOG_INFO, "stop", "%s: draining", strsignal(signum));
+  if (t->rescorer_up)
+    tally_rescorer_close(&t->resc, RESCORE_GRACE_MS, NULL);
   tally_dispatch_drain(&t->disp, t->set.drain_timeout, on_drained);
 }
 
@@ -348,9 +382,28 @@ static void print_diag(const tally_diag_t *d) {
     fprintf(stderr, "tallyd: (%zu more errors not shown)\n", d->dropped);
 }
 
+/* Writes tallyd's pid and a newline to --pidfile, if set. Returns 0, or -1
+ * after logging why. */
+static int write_pidfile(tallyd_t *t) {
+  if (t->set.pidfile == NULL)
+    return 0;
+  FILE *f = fopen(t->set.pidfile, "w");
+  if (f == NULL || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "pidfile", "%s: cannot write: %s",
+              t->set.pidfile, strerror(errno));
+    if (f != NULL)
+      unlink(t->set.pidfile);
+    return -1;
+  }
+  t->pidfile_written = true;
+  return 0;
+}
+
 /* Starts everything; returns 0, or an exit status after logging why. */
 static int start(tallyd_t *t) {
   char err[1024];
+  if (write_pidfile(t) != 0)
+    return EXIT_FAILED;
   const char *tmp = getenv("TMPDIR");
   if (tmp == NULL || tmp[0] == '\0')
     tmp = "/tmp";
@@ -397,6 +450,24 @@ static int start(tallyd_t *t) {
     return EXIT_FAILED;
   }
   t->pool_up = true;
+  if (t->set.auto_rescore) {
+    tally_rescorer_options_t ro = {
+        .tally = t->set.tally,
+        .url = url,
+        .prefix = t->set.prefix,
+        .plugins = t->set.plugins,
+        .log = &t->log,
+    };
+    int rc = tally_rescorer_init(t->loop, &t->resc, &ro);
+    if (rc == 0) {
+      t->rescorer_up = true;
+      rc = tally_rescorer_set_tasks(&t->resc, t->snap);
+    }
+    if (rc != 0) {
+      tally_log(&t->log, TALLY_LOG_ERROR, "rescore", "out of memory");
+      return EXIT_FAILED;
+    }
+  }
   tally_dispatch_options_t dopt = {
       .url = url,
       .prefix = t->set.prefix,
@@ -407,6 +478,8 @@ static int start(tallyd_t *t) {
       .max_inflight = t->set.workers * t->set.batch * 2,
       .log = &t->log,
       .pool = &t->pool,
+      .ready_cb = on_ready,
+      .stale_cb = on_stale,
   };
   if (tally_dispatch_init(t->loop, &t->disp, &dopt, err, sizeof(err)) != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "redis", "%s", err);
@@ -474,6 +547,8 @@ int main(int argc, char **argv) {
     /* Nothing was read yet: close what was opened and go. */
     if (t.pool_up)
       tally_pool_close(&t.pool, 0, NULL);
+    if (t.rescorer_up)
+      tally_rescorer_close(&t.resc, 0, NULL);
     if (t.embedded)
       tally_embedded_stop(&t.emb, EMBEDDED_GRACE_MS, NULL);
     finish(&t);
@@ -494,6 +569,8 @@ int main(int argc, char **argv) {
   }
   if (t.snap_root[0] != '\0')
     rmdir(t.snap_root);
+  if (t.pidfile_written)
+    unlink(t.set.pidfile);
   tally_settings_close(&t.set);
   return t.exit_code;
 }

@@ -1,0 +1,191 @@
+/* tallyd's automatic rescore: one `tally rescore` child at a time, and the
+ * runs asked for while it ran, one after another. */
+#include "rescorer.h"
+#include "../config/error.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_flag[TALLY_RESCORE_KINDS] = {
+    [TALLY_RESCORE_CHANGED] = "--changed",
+    [TALLY_RESCORE_STALE] = "--stale",
+};
+
+static void start_next(tally_rescorer_t *r);
+
+static void free_strings(tally_rescorer_t *r) {
+  free((char *)r->opt.tally);
+  free((char *)r->opt.url);
+  free((char *)r->opt.prefix);
+  free((char *)r->opt.plugins);
+  free(r->tasks);
+  r->opt.tally = r->opt.url = r->opt.prefix = r->opt.plugins = NULL;
+  r->tasks = NULL;
+}
+
+int tally_rescorer_init(uv_loop_t *loop, tally_rescorer_t *r,
+                        const tally_rescorer_options_t *opt) {
+  memset(r, 0, sizeof(*r));
+  r->loop = loop;
+  r->opt = *opt;
+  r->opt.tally = strdup(opt->tally);
+  r->opt.url = strdup(opt->url);
+  r->opt.prefix = strdup(opt->prefix);
+  r->opt.plugins = opt->plugins ? strdup(opt->plugins) : NULL;
+  if (!r->opt.tally || !r->opt.url || !r->opt.prefix ||
+      (opt->plugins && !r->opt.plugins)) {
+    free_strings(r);
+    return TALLY_ENOMEM;
+  }
+  uv_timer_init(loop, &r->kill_timer);
+  r->kill_timer.data = r;
+  return 0;
+}
+
+int tally_rescorer_set_tasks(tally_rescorer_t *r, const char *tasks) {
+  char *copy = strdup(tasks);
+  if (copy == NULL)
+    return TALLY_ENOMEM;
+  free(r->tasks);
+  r->tasks = copy;
+  return 0;
+}
+
+static void on_timer_closed(uv_handle_t *h) {
+  tally_rescorer_t *r = h->data;
+  free_strings(r);
+  if (r->close_cb)
+    r->close_cb(r);
+}
+
+/* The child's handle is closed: the next run starts, or, while r closes,
+ * the timer closes last. */
+static void on_proc_closed(uv_handle_t *h) {
+  tally_rescorer_t *r = h->data;
+  r->running = false;
+  if (r->closing) {
+    uv_timer_stop(&r->kill_timer);
+    uv_close((uv_handle_t *)&r->kill_timer, on_timer_closed);
+    return;
+  }
+  start_next(r);
+}
+
+static void on_exit_cb(uv_process_t *proc, int64_t status, int term_signal) {
+  tally_rescorer_t *r = proc->data;
+  const char *flag = kind_flag[r->kind];
+  if (term_signal != 0) {
+    r->failures++;
+    tally_log(r->opt.log, TALLY_LOG_WARN, "rescore.failed",
+              "tally rescore %s (pid %d) was killed by signal %d", flag, r->pid,
+              term_signal);
+  } else if (status != 0) {
+    r->failures++;
+    tally_log(r->opt.log, TALLY_LOG_WARN, "rescore.failed",
+              "tally rescore %s (pid %d) exited with status %lld", flag, r->pid,
+              (long long)status);
+  } else {
+    tally_log(r->opt.log, TALLY_LOG_INFO, "rescore.done",
+              "tally rescore %s (pid %d) exited with status 0", flag, r->pid);
+  }
+  uv_close((uv_handle_t *)proc, on_proc_closed);
+}
+
+/* Spawns the child of the first kind asked for, if any. */
+static void start_next(tally_rescorer_t *r) {
+  if (r->running || r->closing || r->tasks == NULL)
+    return;
+  int k = 0;
+  while (k < TALLY_RESCORE_KINDS && !r->want[k])
+    k++;
+  if (k == TALLY_RESCORE_KINDS)
+    return;
+  r->want[k] = false;
+  r->kind = (tally_rescore_kind_t)k;
+  char *args[16];
+  int n = 0;
+  args[n++] = (char *)r->opt.tally;
+  args[n++] = "rescore";
+  args[n++] = "--redis";
+  args[n++] = (char *)r->opt.url;
+  args[n++] = "--prefix";
+  args[n++] = (char *)r->opt.prefix;
+  args[n++] = "--tasks";
+  args[n++] = r->tasks;
+  if (r->opt.plugins != NULL) {
+    args[n++] = "--plugins";
+    args[n++] = (char *)r->opt.plugins;
+  }
+  args[n++] = (char *)kind_flag[k];
+  args[n] = NULL;
+  uv_stdio_container_t stdio[3] = {
+      {.flags = UV_IGNORE},
+      {.flags = UV_INHERIT_FD, .data.fd = 1},
+      {.flags = UV_INHERIT_FD, .data.fd = 2},
+  };
+  uv_process_options_t po = {
+      .exit_cb = on_exit_cb,
+      .file = r->opt.tally,
+      .args = args,
+      .stdio_count = 3,
+      .stdio = stdio,
+  };
+  r->proc.data = r;
+  r->running = true;
+  int rc = uv_spawn(r->loop, &r->proc, &po);
+  if (rc != 0) {
+    /* The handle of a failed spawn is closed all the same. */
+    r->failures++;
+    tally_log(r->opt.log, TALLY_LOG_ERROR, "rescore.failed",
+              "cannot start %s rescore %s: %s", r->opt.tally, kind_flag[k],
+              uv_strerror(rc));
+    uv_close((uv_handle_t *)&r->proc, on_proc_closed);
+    return;
+  }
+  r->started++;
+  r->pid = r->proc.pid;
+  tally_log(r->opt.log, TALLY_LOG_INFO, "rescore.start",
+            "tally rescore %s (pid %d) --tasks %s", kind_flag[k], r->pid,
+            r->tasks);
+}
+
+void tally_rescorer_run(tally_rescorer_t *r, tally_rescore_kind_t kind) {
+  if (r->closing || kind < 0 || kind >= TALLY_RESCORE_KINDS)
+    return;
+  r->want[kind] = true;
+  if (r->running)
+    tally_log(r->opt.log, TALLY_LOG_DEBUG, "rescore.queued",
+              "tally rescore %s runs after the one running now",
+              kind_flag[kind]);
+  start_next(r);
+}
+
+static void on_kill_timer(uv_timer_t *t) {
+  tally_rescorer_t *r = t->data;
+  if (!r->running)
+    return;
+  tally_log(r->opt.log, TALLY_LOG_WARN, "rescore.kill",
+            "tally rescore (pid %d) still runs after SIGTERM: SIGKILL", r->pid);
+  uv_process_kill(&r->proc, SIGKILL);
+}
+
+void tally_rescorer_close(tally_rescorer_t *r, uint64_t grace_ms,
+                          void (*close_cb)(tally_rescorer_t *r)) {
+  if (r->closing)
+    return;
+  r->closing = true;
+  r->close_cb = close_cb;
+  memset(r->want, 0, sizeof(r->want));
+  if (r->running && !uv_is_closing((uv_handle_t *)&r->proc)) {
+    tally_log(r->opt.log, TALLY_LOG_INFO, "rescore.stop",
+              "stopping tally rescore (pid %d)", r->pid);
+    uv_process_kill(&r->proc, SIGTERM);
+    uv_timer_start(&r->kill_timer, on_kill_timer, grace_ms, 0);
+  }
+  /* While a child runs (or its handle closes), on_proc_closed closes the
+   * timer. */
+  if (!r->running)
+    uv_close((uv_handle_t *)&r->kill_timer, on_timer_closed);
+}
