@@ -1,0 +1,714 @@
+/* The contest state the post and rescore scripts keep, against a real
+ * redis-server: task scores under each score mode (the tables of issue
+ * 4), rankings, contestant events, tokens, stale versions, submissions
+ * that move, and rescores. */
+#include "daemon/scripts.h"
+#include "redis_fixture.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static tr_redis_t server;
+static redisContext *c;
+
+static void setup(void) {
+  cr_assert_eq(tr_redis_start(&server, 0, false), 0);
+  c = redisConnectUnix(server.sock);
+  cr_assert(c != NULL && c->err == 0);
+  freeReplyObject(
+      redisCommand(c, "XGROUP CREATE tally:jobs tallyd $ MKSTREAM"));
+}
+
+static void teardown(void) {
+  redisFree(c);
+  tr_redis_stop(&server);
+}
+
+TestSuite(contest_scripts, .init = setup, .fini = teardown, .timeout = 30);
+
+/* One submission's summary, as a worker writes it. NULL strings take the
+ * defaults in brackets. */
+typedef struct {
+  const char *sub;
+  const char *user;      /* ["u"] */
+  const char *task;      /* ["t"] */
+  const char *contest;   /* ["c1"] */
+  const char *mode;      /* ["max_subtask"] */
+  const char *precision; /* ["2"] */
+  const char *rounding;  /* ["subtask"] */
+  const char *version;   /* ["v1"] */
+  double ts;
+  double score;
+  double pub;
+  bool tokened;
+  bool unofficial;
+  bool not_compiled;
+  const char *subtasks;     /* JSON array, [null] */
+  const char *pub_subtasks; /* JSON array, [null] */
+} sm_t;
+
+#define OR(s, d) ((s) ? (s) : (d))
+
+static void summary_of(const sm_t *s, char *buf, size_t len) {
+  snprintf(buf, len,
+           "{\"submission\":\"%s\",\"participant\":\"%s\",\"contest\":\"%s\","
+           "\"task\":\"%s\",\"timestamp\":%.17g,\"official\":%s,"
+           "\"tokened\":%s,\"version\":\"%s\",\"score_mode\":\"%s\","
+           "\"score_precision\":%s,\"score_rounding\":\"%s\","
+           "\"score\":%.17g,\"public_score\":%.17g,\"max_score\":100,"
+           "\"max_public_score\":50,\"compiled\":%s,\"subtasks\":%s,"
+           "\"public_subtasks\":%s}",
+           s->sub, OR(s->user, "u"), OR(s->contest, "c1"), OR(s->task, "t"),
+           s->ts, s->unofficial ? "false" : "true",
+           s->tokened ? "true" : "false", OR(s->version, "v1"),
+           OR(s->mode, "max_subtask"), OR(s->precision, "2"),
+           OR(s->rounding, "subtask"), s->score, s->pub,
+           s->not_compiled ? "false" : "true", OR(s->subtasks, "null"),
+           OR(s->pub_subtasks, "null"));
+}
+
+/* Adds a job and delivers it to consumer "a"; id gets its entry id. */
+static void deliver(const char *job, char id[64]) {
+  redisReply *r = redisCommand(c, "XADD tally:jobs * job %s", job);
+  cr_assert(r && r->type == REDIS_REPLY_STRING);
+  snprintf(id, 64, "%s", r->str);
+  freeReplyObject(r);
+  freeReplyObject(redisCommand(
+      c, "XREADGROUP GROUP tallyd a COUNT 100 STREAMS tally:jobs >"));
+}
+
+static redisReply *run(tally_call_t *call) {
+  redisReply *r = redisCommandArgv(c, call->argc, call->argv, call->argvlen);
+  cr_assert(r != NULL);
+  cr_assert_neq(r->type, REDIS_REPLY_ERROR, "%s", r->str);
+  return r;
+}
+
+/* Runs a post call of one item and returns its code. */
+static long long post_one(const char *job, const char *kind, const char *body,
+                          const char *record, const tally_post_extra_t *x) {
+  char id[64];
+  deliver(job, id);
+  tally_call_t *call = malloc(sizeof(*call));
+  cr_assert(call != NULL);
+  tally_call_begin(call, TALLY_SCRIPT_POST, NULL, "tally", "a");
+  cr_assert_eq(
+      tally_call_post(call, id, 1, kind, body, strlen(body), record, x), 0);
+  redisReply *r = run(call);
+  free(call);
+  cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+  long long code = r->element[0]->integer;
+  freeReplyObject(r);
+  return code;
+}
+
+/* Posts s's result with its summary and views: the public view shows
+ * "pub" details, the full one "SECRET" ones. */
+static long long post(const sm_t *s) {
+  char job[512], sum[1024], pubv[256], fullv[256], body[128], rec[128];
+  snprintf(job, sizeof(job),
+           "{\"submission\":\"%s\",\"participant\":\"%s\",\"task\":\"%s\","
+           "\"contest\":\"%s\",\"timestamp\":%.17g}",
+           s->sub, OR(s->user, "u"), OR(s->task, "t"), OR(s->contest, "c1"),
+           s->ts);
+  summary_of(s, sum, sizeof(sum));
+  snprintf(pubv, sizeof(pubv),
+           "{\"score\":%.17g,\"max_score\":50,\"details\":[\"pub\"]}", s->pub);
+  snprintf(fullv, sizeof(fullv),
+           "{\"score\":%.17g,\"max_score\":100,\"details\":[\"SECRET\"]}",
+           s->score);
+  snprintf(body, sizeof(body), "{\"submission\":\"%s\",\"score\":1}", s->sub);
+  snprintf(rec, sizeof(rec), "tally:submission:%s", s->sub);
+  tally_post_extra_t x = {sum,          strlen(sum), pubv,
+                          strlen(pubv), fullv,       strlen(fullv)};
+  return post_one(job, "result", body, rec, &x);
+}
+
+static long long post_dead(const char *job, const char *error) {
+  return post_one(job, "dead", error, NULL, NULL);
+}
+
+/* Posts a token job on sub, for participant user (NULL: none given), with
+ * full as the full view (NULL: none). */
+static long long post_token(const char *sub, const char *user,
+                            const char *full) {
+  char job[256], body[256], rec[128];
+  snprintf(job, sizeof(job), "{\"type\":\"token\",\"submission\":\"%s\"}", sub);
+  if (user)
+    snprintf(body, sizeof(body),
+             "{\"submission\":\"%s\",\"participant\":\"%s\"}", sub, user);
+  else
+    snprintf(body, sizeof(body), "{\"submission\":\"%s\",\"participant\":null}",
+             sub);
+  snprintf(rec, sizeof(rec), "tally:submission:%s", sub);
+  tally_post_extra_t x = {
+      "", 0, "", 0, full ? full : "", full ? strlen(full) : 0};
+  return post_one(job, "token", body, rec, &x);
+}
+
+typedef struct {
+  bool exists;
+  double score;
+  double pub;
+  bool partial;
+  int submissions;
+} ts_t;
+
+/* The stored task score of (contest, user, task). */
+static ts_t task_score(const char *contest, const char *user,
+                       const char *task) {
+  ts_t t = {0};
+  redisReply *r =
+      redisCommand(c, "HGET tally:taskscores:%s:%s %s", contest, user, task);
+  if (r->type == REDIS_REPLY_STRING) {
+    cJSON *j = cJSON_Parse(r->str);
+    cr_assert(j != NULL, "%s", r->str);
+    t.exists = true;
+    t.score = cJSON_GetObjectItem(j, "score")->valuedouble;
+    t.pub = cJSON_GetObjectItem(j, "public_score")->valuedouble;
+    t.partial = cJSON_IsTrue(cJSON_GetObjectItem(j, "partial"));
+    t.submissions = cJSON_GetObjectItem(j, "submissions")->valueint;
+    cJSON_Delete(j);
+  }
+  freeReplyObject(r);
+  return t;
+}
+
+/* A participant's total in a ranking, or NAN when not ranked. */
+static double total(const char *contest, const char *user, bool pub) {
+  redisReply *r = redisCommand(c, "ZSCORE tally:ranking:%s%s %s", contest,
+                               pub ? ":public" : "", user);
+  double v = r->type == REDIS_REPLY_STRING ? strtod(r->str, NULL) : NAN;
+  freeReplyObject(r);
+  return v;
+}
+
+/* A field of a hash, copied into out ("" when absent). */
+static void hget(const char *key, const char *field, char *out, size_t len) {
+  redisReply *r = redisCommand(c, "HGET %s %s", key, field);
+  snprintf(out, len, "%s", r->type == REDIS_REPLY_STRING ? r->str : "");
+  freeReplyObject(r);
+}
+
+/* The value of field in the stream entry at index i (negative: from the
+ * end) of key, copied into out. */
+static void entry_field(const char *key, long i, const char *field, char *out,
+                        size_t len) {
+  redisReply *r = redisCommand(c, "XRANGE %s - +", key);
+  cr_assert(r->type == REDIS_REPLY_ARRAY);
+  long n = (long)r->elements;
+  if (i < 0)
+    i += n;
+  cr_assert(i >= 0 && i < n, "%s has %ld entries", key, n);
+  redisReply *f = r->element[i]->element[1];
+  out[0] = '\0';
+  for (size_t k = 0; k + 1 < f->elements; k += 2)
+    if (strcmp(f->element[k]->str, field) == 0)
+      snprintf(out, len, "%s", f->element[k + 1]->str);
+  freeReplyObject(r);
+}
+
+static long long xlen(const char *key) {
+  return tr_redis_int(&server, "XLEN %s", key);
+}
+
+/* One submission of an issue table: at time t, score (or not scored). */
+typedef struct {
+  double t;
+  double score;
+  bool tokened;
+  bool unscored;
+} row_t;
+
+/* Posts the rows as submissions of user to task "t", each a result or,
+ * when unscored, a dead letter. */
+static void post_rows(const char *user, const char *mode, const row_t *rows,
+                      int n) {
+  for (int i = 0; i < n; i++) {
+    char sub[64];
+    snprintf(sub, sizeof(sub), "%s-%d", user, i);
+    if (rows[i].unscored) {
+      char job[256];
+      snprintf(job, sizeof(job),
+               "{\"submission\":\"%s\",\"participant\":\"%s\",\"task\":\"t\","
+               "\"contest\":\"c1\",\"timestamp\":%g,\"tokened\":%s}",
+               sub, user, rows[i].t, rows[i].tokened ? "true" : "false");
+      cr_assert_eq(post_dead(job, "the worker crashed"), TALLY_POST_DONE);
+      continue;
+    }
+    sm_t s = {.sub = sub,
+              .user = user,
+              .mode = mode,
+              .ts = rows[i].t,
+              .score = rows[i].score,
+              .pub = rows[i].score,
+              .tokened = rows[i].tokened};
+    cr_assert_eq(post(&s), TALLY_POST_DONE);
+  }
+}
+
+Test(contest_scripts, max_tokened_last_follows_the_issue_tables) {
+  static const struct {
+    row_t rows[3];
+    int n;
+    double want;
+    bool partial;
+  } cases[] = {
+      {{{1, 44.4, true, false}, {2, 66.6, true, false}}, 2, 66.6, false},
+      {{{1, 66.6, true, false}, {2, 44.4, true, false}}, 2, 66.6, false},
+      {{{1, 44.4, true, false},
+        {2, 66.6, false, false},
+        {3, 11.1, false, false}},
+       3,
+       44.4,
+       false},
+      {{{1, 44.4, true, false},
+        {2, 66.6, false, false},
+        {3, 55.5, false, false}},
+       3,
+       55.5,
+       false},
+      {{{1, 66.6, false, false}, {2, 44.4, false, false}}, 2, 44.4, false},
+      {{{2, 66.6, false, false}, {1, 44.4, false, false}}, 2, 66.6, false},
+      {{{1, 0, true, true}, {2, 66.6, false, false}, {3, 55.5, false, false}},
+       3,
+       55.5,
+       true},
+      {{{1, 66.6, true, false}, {2, 0, false, true}}, 2, 66.6, true},
+  };
+  for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+    char user[16];
+    snprintf(user, sizeof(user), "p%zu", k);
+    post_rows(user, "max_tokened_last", cases[k].rows, cases[k].n);
+    ts_t t = task_score("c1", user, "t");
+    cr_assert(t.exists, "case %zu", k);
+    cr_expect_eq(t.score, cases[k].want, "case %zu: %.17g", k, t.score);
+    cr_expect_eq(t.pub, cases[k].want, "case %zu", k);
+    cr_expect_eq(t.partial, cases[k].partial, "case %zu", k);
+    cr_expect_eq(t.submissions, cases[k].n, "case %zu", k);
+    cr_expect_eq(total("c1", user, false), cases[k].want, "case %zu", k);
+  }
+}
+
+Test(contest_scripts, max_subtask_adds_each_subtasks_best) {
+  sm_t a = {.sub = "a",
+            .ts = 1,
+            .score = 29,
+            .pub = 29,
+            .subtasks = "[3,20,6]",
+            .pub_subtasks = "[3,20,6]"};
+  sm_t b = a;
+  b.sub = "b";
+  b.ts = 2;
+  b.subtasks = b.pub_subtasks = "[6,20,3]";
+  post(&a);
+  post(&b);
+  ts_t t = task_score("c1", "u", "t");
+  cr_expect_eq(t.score, 32);
+  cr_expect_eq(t.pub, 32);
+  cr_expect_not(t.partial);
+}
+
+Test(contest_scripts, max_subtask_rounds_the_sum_to_the_precision) {
+  sm_t a = {.sub = "a",
+            .precision = "4",
+            .ts = 1,
+            .score = 80.0002,
+            .subtasks = "[80,0.0002]"};
+  sm_t b = {.sub = "b",
+            .precision = "4",
+            .ts = 2,
+            .score = 0.0004,
+            .subtasks = "[0,0.0004]"};
+  post(&a);
+  post(&b);
+  cr_expect_eq(task_score("c1", "u", "t").score, 80.0004);
+  char ts[256];
+  hget("tally:taskscores:c1:u", "t", ts, sizeof(ts));
+  cr_expect_str_eq(ts, "{\"score\":80.0004,\"public_score\":0,"
+                       "\"partial\":false,\"submissions\":2}");
+}
+
+Test(contest_scripts, max_takes_the_best_score) {
+  static const row_t rows[] = {
+      {1, 30, false, false}, {2, 50, false, false}, {3, 40, false, false}};
+  post_rows("u", "max", rows, 3);
+  cr_expect_eq(task_score("c1", "u", "t").score, 50);
+}
+
+Test(contest_scripts, unofficial_submissions_do_not_count) {
+  sm_t a = {.sub = "a", .ts = 1, .score = 30};
+  sm_t b = {.sub = "b", .ts = 2, .score = 90, .unofficial = true};
+  post(&a);
+  post(&b);
+  ts_t t = task_score("c1", "u", "t");
+  cr_expect_eq(t.score, 30);
+  cr_expect_eq(t.submissions, 1);
+}
+
+Test(contest_scripts, a_compilation_failure_adds_nothing_but_is_the_last) {
+  sm_t ok = {.sub = "ok", .ts = 1, .score = 10, .subtasks = "[10,0]"};
+  sm_t ce = {.sub = "ce", .ts = 2, .not_compiled = true};
+  post(&ok);
+  post(&ce);
+  ts_t t = task_score("c1", "u", "t");
+  cr_expect_eq(t.score, 10);
+  cr_expect_eq(t.submissions, 2);
+
+  ok.user = ce.user = "v";
+  ok.sub = "ok2";
+  ce.sub = "ce2";
+  ok.mode = ce.mode = "max_tokened_last";
+  post(&ok);
+  post(&ce);
+  cr_expect_eq(task_score("c1", "v", "t").score, 0,
+               "the last submission did not compile");
+}
+
+Test(contest_scripts, a_dead_letter_stores_the_submission_unscored) {
+  sm_t a = {.sub = "1042", .user = "7", .ts = 1, .score = 40, .tokened = true};
+  post(&a);
+  cr_expect_eq(
+      post_dead("{\"submission\":1042,\"participant\":7,\"task\":\"t\","
+                "\"contest\":\"c1\",\"timestamp\":3}",
+                "the worker crashed"),
+      TALLY_POST_DONE);
+  cr_expect_eq(xlen("tally:dead"), 1, "still dead-lettered");
+  char v[512];
+  hget("tally:submission:1042", "summary", v, sizeof(v));
+  cr_expect_str_eq(v, "{\"submission\":\"1042\",\"participant\":\"7\","
+                      "\"contest\":\"c1\",\"task\":\"t\",\"timestamp\":3,"
+                      "\"official\":true,\"scored\":false}");
+  hget("tally:submission:1042", "scored", v, sizeof(v));
+  cr_expect_str_eq(v, "0");
+  hget("tally:submission:1042", "error", v, sizeof(v));
+  cr_expect_str_eq(v, "the worker crashed");
+  hget("tally:submission:1042", "tokened", v, sizeof(v));
+  cr_expect_str_eq(v, "1", "a token once used stays used");
+  hget("tally:submission:1042", "rev", v, sizeof(v));
+  cr_expect_str_eq(v, "2");
+  hget("tally:submission:1042", "score", v, sizeof(v));
+  cr_expect_str_eq(v, "", "no score kept");
+  ts_t t = task_score("c1", "7", "t");
+  cr_expect_eq(t.score, 0);
+  cr_expect(t.partial);
+  cr_expect_eq(t.submissions, 1);
+
+  /* A job that names no participant, or a token job, is only a dead
+   * letter. */
+  post_dead("{\"submission\":\"x\",\"task\":\"t\"}", "bad");
+  post_dead("{\"type\":\"token\",\"submission\":\"y\",\"participant\":\"7\","
+            "\"task\":\"t\"}",
+            "bad");
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:submission:x"), 0);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:submission:y"), 0);
+  cr_expect_eq(xlen("tally:dead"), 3);
+}
+
+Test(contest_scripts, rankings_sum_task_scores_in_task_order_and_tie) {
+  static const char *const tasks[] = {"c", "b", "a"};
+  static const double scores[] = {0.3, 0.2, 0.1};
+  /* Posted in two orders: the totals add a, b, c all the same. */
+  for (int k = 0; k < 3; k++) {
+    sm_t s = {.sub = "x",
+              .user = "alice",
+              .task = tasks[k],
+              .mode = "max",
+              .rounding = "none",
+              .score = scores[k],
+              .pub = scores[k] / 2};
+    char sub[16];
+    snprintf(sub, sizeof(sub), "alice-%d", k);
+    s.sub = sub;
+    post(&s);
+    snprintf(sub, sizeof(sub), "bob-%d", k);
+    s.user = "bob";
+    s.task = tasks[2 - k];
+    s.score = scores[2 - k];
+    s.pub = scores[2 - k] / 2;
+    post(&s);
+  }
+  double want = (0.1 + 0.2) + 0.3;
+  cr_expect_eq(total("c1", "alice", false), want, "%.17g",
+               total("c1", "alice", false));
+  cr_expect_eq(total("c1", "bob", false), want);
+  cr_expect_eq(total("c1", "alice", true), (0.05 + 0.1) + 0.15);
+  sm_t carol = {.sub = "carol-0", .user = "carol", .score = 0.5, .pub = 1};
+  post(&carol);
+  redisReply *r = redisCommand(c, "ZREVRANGE tally:ranking:c1 0 -1");
+  cr_assert_eq(r->elements, 3);
+  cr_expect_str_eq(r->element[2]->str, "carol");
+  freeReplyObject(r);
+  cr_expect_eq(total("c1", "carol", true), 1, "first in public");
+}
+
+/* Reads n published messages from sub and returns them joined. */
+static void read_messages(redisContext *sub, int n, char *out, size_t len) {
+  out[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(sub, (void **)&r), REDIS_OK, "message %d", i);
+    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 3);
+    cr_expect_str_eq(r->element[1]->str, "tally:events:c1");
+    strncat(out, r->element[2]->str, len - strlen(out) - 1);
+    strncat(out, "\n", len - strlen(out) - 1);
+    freeReplyObject(r);
+  }
+}
+
+Test(contest_scripts, events_show_the_public_view_until_a_token) {
+  redisContext *sub = redisConnectUnix(server.sock);
+  cr_assert(sub && sub->err == 0);
+  struct timeval tv = {5, 0};
+  redisSetTimeout(sub, tv);
+  freeReplyObject(redisCommand(sub, "SUBSCRIBE tally:events:c1"));
+
+  sm_t a = {.sub = "s1", .ts = 1, .score = 77.125, .pub = 10};
+  cr_expect_eq(post(&a), TALLY_POST_DONE);
+  char ev[1024];
+  entry_field("tally:public", -1, "event", ev, sizeof(ev));
+  cr_expect_str_eq(ev, "{\"type\":\"score\",\"contest\":\"c1\","
+                       "\"participant\":\"u\",\"task\":\"t\","
+                       "\"submission\":\"s1\",\"tokened\":false,"
+                       "\"view\":{\"score\":10,\"max_score\":50,"
+                       "\"details\":[\"pub\"]},"
+                       "\"task_score\":{\"score\":10,\"partial\":false}}");
+  char got[4096];
+  read_messages(sub, 1, got, sizeof(got));
+  cr_expect_null(strstr(got, "SECRET"));
+  cr_expect_null(strstr(got, "77.125"));
+  cr_expect(strstr(got, "\"details\":[\"pub\"]") != NULL);
+
+  /* The token reveals the full view, on the stream and the channel. */
+  cr_expect_eq(post_token("s1", "u",
+                          "{\"score\":77.125,\"details\":"
+                          "[\"SECRET\"]}"),
+               TALLY_POST_DONE);
+  entry_field("tally:public", -1, "event", ev, sizeof(ev));
+  cr_expect(strstr(ev, "\"type\":\"token\"") != NULL, "%s", ev);
+  cr_expect(strstr(ev, "\"tokened\":true") != NULL);
+  cr_expect(
+      strstr(ev, "\"view\":{\"score\":77.125,\"details\":[\"SECRET\"]}") !=
+      NULL);
+  read_messages(sub, 1, got, sizeof(got));
+  cr_expect(strstr(got, "SECRET") != NULL);
+
+  /* Untokened s2: its private score stays out of every event. */
+  sm_t b = {.sub = "s2", .ts = 2, .score = 91.5, .pub = 12};
+  post(&b);
+  read_messages(sub, 1, got, sizeof(got));
+  cr_expect_null(strstr(got, "SECRET"));
+  cr_expect_null(strstr(got, "91.5"));
+  redisReply *r = redisCommand(c, "XRANGE tally:public - +");
+  cr_assert_eq(r->elements, 3);
+  for (size_t i = 0; i < r->elements; i++) {
+    const char *e = r->element[i]->element[1]->element[1]->str;
+    cr_expect_null(strstr(e, "91.5"), "%s", e);
+    if (i != 1)
+      cr_expect_null(strstr(e, "SECRET"), "%s", e);
+  }
+  freeReplyObject(r);
+  redisFree(sub);
+}
+
+Test(contest_scripts, a_token_applies_to_a_scored_submission) {
+  sm_t a = {.sub = "s1", .mode = "max_tokened_last", .ts = 1, .score = 66.6};
+  sm_t b = {.sub = "s2", .mode = "max_tokened_last", .ts = 2, .score = 44.4};
+  post(&a);
+  post(&b);
+  cr_expect_eq(task_score("c1", "u", "t").score, 44.4);
+  cr_expect_eq(post_token("s1", NULL, NULL), TALLY_POST_DONE);
+  cr_expect_eq(task_score("c1", "u", "t").score, 66.6);
+  cr_expect_eq(total("c1", "u", false), 66.6);
+  char v[512];
+  entry_field("tally:results", -1, "token", v, sizeof(v));
+  cr_expect(strstr(v, "{\"submission\":\"s1\",\"id\":\"") == v, "%s", v);
+  cr_expect(strstr(v, "\"state\":\"applied\"}") != NULL, "%s", v);
+  hget("tally:submission:s1", "tokened", v, sizeof(v));
+  cr_expect_str_eq(v, "1");
+  /* Without a full view, the event shows the stored full score. */
+  entry_field("tally:public", -1, "event", v, sizeof(v));
+  cr_expect(strstr(v, "\"view\":{\"score\":66.6,\"max_score\":100}") != NULL,
+            "%s", v);
+}
+
+Test(contest_scripts, a_token_before_the_result_waits_for_it) {
+  cr_expect_eq(post_token("s1", "u", NULL), TALLY_POST_DONE);
+  char v[512];
+  entry_field("tally:results", -1, "token", v, sizeof(v));
+  cr_expect(strstr(v, "\"state\":\"pending\"}") != NULL, "%s", v);
+  hget("tally:submission:s1", "tokened", v, sizeof(v));
+  cr_expect_str_eq(v, "1");
+  cr_expect_eq(xlen("tally:public"), 0);
+
+  sm_t a = {.sub = "s1", .mode = "max_tokened_last", .ts = 1, .score = 66.6};
+  sm_t b = {.sub = "s2", .mode = "max_tokened_last", .ts = 2, .score = 44.4};
+  post(&a);
+  entry_field("tally:public", -1, "event", v, sizeof(v));
+  cr_expect(strstr(v, "\"tokened\":true") != NULL, "%s", v);
+  cr_expect(strstr(v, "SECRET") != NULL, "the full view: %s", v);
+  post(&b);
+  cr_expect_eq(task_score("c1", "u", "t").score, 66.6, "s1 counts as tokened");
+}
+
+Test(contest_scripts, a_token_of_another_participant_is_dead_lettered) {
+  sm_t a = {.sub = "s1", .user = "alice", .score = 10};
+  post(&a);
+  cr_expect_eq(post_token("s1", "mallory", NULL), TALLY_POST_DONE);
+  char v[512];
+  entry_field("tally:dead", -1, "error", v, sizeof(v));
+  cr_expect(strstr(v, "mallory") && strstr(v, "alice"), "%s", v);
+  hget("tally:submission:s1", "tokened", v, sizeof(v));
+  cr_expect_str_eq(v, "0");
+  cr_expect_eq(xlen("tally:results"), 1, "no token entry");
+  cr_expect_eq(xlen("tally:jobs"), 0, "acknowledged and deleted");
+}
+
+Test(contest_scripts, a_result_of_another_version_is_marked_stale) {
+  sm_t a = {.sub = "s1", .score = 10};
+  cr_expect_eq(post(&a), TALLY_POST_DONE);
+  char v[64];
+  hget("tally:taskversions", "t", v, sizeof(v));
+  cr_expect_str_eq(v, "v1", "the first version becomes the task's");
+  freeReplyObject(redisCommand(c, "HSET tally:taskversions t v2"));
+  sm_t b = {.sub = "s2", .score = 20};
+  cr_expect_eq(post(&b), TALLY_POST_STALE);
+  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:stale s2"), 1);
+  cr_expect_eq(task_score("c1", "u", "t").score, 20, "written all the same");
+  b.version = "v2";
+  cr_expect_eq(post(&b), TALLY_POST_DONE);
+  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:stale s2"), 0);
+}
+
+Test(contest_scripts, a_submission_that_moves_leaves_its_old_place) {
+  sm_t a = {.sub = "s1", .user = "alice", .score = 30};
+  post(&a);
+  cr_expect_eq(total("c1", "alice", false), 30);
+  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:index:participant:alice "
+                                     "s1"),
+               1);
+  a.user = "bob";
+  a.score = 40;
+  post(&a);
+  cr_expect_not(task_score("c1", "alice", "t").exists);
+  cr_expect(isnan(total("c1", "alice", false)), "alice is not ranked");
+  cr_expect_eq(task_score("c1", "bob", "t").score, 40);
+  cr_expect_eq(total("c1", "bob", true), 0);
+  cr_expect_eq(tr_redis_int(&server, "HLEN tally:pt:c1:alice:t"), 0);
+  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:index:participant:alice "
+                                     "s1"),
+               0);
+  cr_expect_eq(
+      tr_redis_int(&server, "SISMEMBER tally:index:participant:bob s1"), 1);
+  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:index:task:t s1"), 1);
+  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:contests c1"), 1);
+  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:contest:c1:tasks t"), 1);
+}
+
+Test(contest_scripts, keys_encode_colons_and_percents) {
+  sm_t a = {.sub = "s1", .user = "a:b%", .contest = "c:1", .score = 5};
+  post(&a);
+  cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:pt:c%%3A1:a%%3Ab%%25:t s1"),
+               1);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ranking:c%%3A1"), 1);
+  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:contests c:1"), 1);
+}
+
+/* Runs a rescore call of the given items (submission, rev, summary,
+ * error), n of them, and copies the codes into codes. */
+static void rescore(const char *const (*items)[4], int n, long long *codes) {
+  tally_call_t *call = malloc(sizeof(*call));
+  cr_assert(call != NULL);
+  tally_call_rescore_begin(call, NULL, "tally");
+  for (int i = 0; i < n; i++)
+    cr_assert_eq(tally_call_rescore(call, items[i][0], items[i][1], items[i][2],
+                                    strlen(items[i][2]), items[i][3]),
+                 0);
+  redisReply *r = run(call);
+  free(call);
+  cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)n);
+  for (int i = 0; i < n; i++)
+    codes[i] = r->element[i]->integer;
+  freeReplyObject(r);
+}
+
+Test(contest_scripts, rescore_writes_changes_and_updates_the_rankings) {
+  sm_t a = {.sub = "s1", .ts = 1, .score = 10, .pub = 5};
+  sm_t b = {.sub = "s2", .ts = 2, .score = 20, .pub = 5};
+  post(&a);
+  post(&b);
+  long long public_before = xlen("tally:public");
+  char rev1[32], rev2[32], sum1[1024], sum2[1024];
+  hget("tally:submission:s1", "rev", rev1, sizeof(rev1));
+  hget("tally:submission:s2", "rev", rev2, sizeof(rev2));
+  a.score = 60;
+  a.version = b.version = "v2";
+  summary_of(&a, sum1, sizeof(sum1));
+  summary_of(&b, sum2, sizeof(sum2));
+  freeReplyObject(redisCommand(c, "HSET tally:taskversions t v2"));
+  const char *const items[][4] = {{"s1", rev1, sum1, ""},
+                                  {"s2", rev2, sum2, ""},
+                                  {"s1", rev1, sum1, ""},
+                                  {"nope", "1", sum1, ""}};
+  long long codes[4];
+  rescore(items, 4, codes);
+  cr_expect_eq(codes[0], TALLY_RESCORED_CHANGED);
+  cr_expect_eq(codes[1], TALLY_RESCORED_SAME);
+  cr_expect_eq(codes[2], TALLY_RESCORED_MOVED, "rev moved on");
+  cr_expect_eq(codes[3], TALLY_RESCORED_GONE);
+  cr_expect_eq(task_score("c1", "u", "t").score, 60);
+  cr_expect_eq(total("c1", "u", false), 60);
+  char v[1024];
+  hget("tally:submission:s1", "version", v, sizeof(v));
+  cr_expect_str_eq(v, "v2");
+  hget("tally:submission:s1", "rev", v, sizeof(v));
+  cr_expect_eq(atoi(v), atoi(rev1) + 1);
+  cr_expect_eq(xlen("tally:changes"), 1);
+  entry_field("tally:changes", 0, "change", v, sizeof(v));
+  cr_expect_str_eq(v, "{\"contest\":\"c1\",\"participant\":\"u\","
+                      "\"task\":\"t\",\"submission\":\"s1\","
+                      "\"version\":\"v2\",\"old\":{\"score\":10,"
+                      "\"public_score\":5},\"new\":{\"score\":60,"
+                      "\"public_score\":5}}");
+  cr_expect_eq(xlen("tally:public"), public_before,
+               "the contestant sees no change: the public score is the same");
+
+  /* A public change is an event; the job no longer scores: unscored. */
+  hget("tally:submission:s2", "rev", rev2, sizeof(rev2));
+  b.pub = 7;
+  summary_of(&b, sum2, sizeof(sum2));
+  hget("tally:submission:s1", "rev", rev1, sizeof(rev1));
+  const char *const more[][4] = {{"s2", rev2, sum2, ""},
+                                 {"s1", rev1, "", "no such testcase"}};
+  rescore(more, 2, codes);
+  cr_expect_eq(codes[0], TALLY_RESCORED_CHANGED);
+  cr_expect_eq(codes[1], TALLY_RESCORED_CHANGED);
+  cr_expect_eq(xlen("tally:public"), public_before + 2,
+               "both public scores changed");
+  entry_field("tally:public", -2, "event", v, sizeof(v));
+  cr_expect_str_eq(v, "{\"type\":\"rescore\",\"contest\":\"c1\","
+                      "\"participant\":\"u\",\"task\":\"t\","
+                      "\"submission\":\"s2\",\"tokened\":false,"
+                      "\"view\":{\"score\":7,\"max_score\":50},"
+                      "\"task_score\":{\"score\":7,\"partial\":true}}");
+  entry_field("tally:public", -1, "event", v, sizeof(v));
+  cr_expect(strstr(v, "\"view\":{\"score\":null,\"max_score\":null}") != NULL,
+            "%s", v);
+  entry_field("tally:changes", -1, "change", v, sizeof(v));
+  cr_expect(strstr(v, "\"submission\":\"s1\"") != NULL, "%s", v);
+  cr_expect(strstr(v, "\"new\":null") != NULL, "%s", v);
+  hget("tally:submission:s1", "error", v, sizeof(v));
+  cr_expect_str_eq(v, "no such testcase");
+  hget("tally:submission:s1", "scored", v, sizeof(v));
+  cr_expect_str_eq(v, "0");
+  ts_t t = task_score("c1", "u", "t");
+  cr_expect_eq(t.score, 20);
+  cr_expect(t.partial);
+  cr_expect_eq(total("c1", "u", true), 7);
+  cr_expect_eq(tr_redis_int(&server, "SCARD tally:stale"), 0);
+}
