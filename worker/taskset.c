@@ -69,8 +69,9 @@ int tally_read_file(const char *path, char **text, size_t *len, char *err,
 
 int tally_config_version(const char *text, size_t len,
                          char version[TALLY_VERSION_LEN + 1]) {
+  const char *end = NULL;
   version[0] = '\0';
-  cJSON *root = cJSON_ParseWithLength(text, len);
+  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   if (root == NULL)
     return TALLY_EINVAL;
   char *compact = cJSON_PrintUnformatted(root);
