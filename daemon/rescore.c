@@ -77,6 +77,9 @@ struct run_s {
   item_t *items; /* sorted by id */
   size_t n;
   item_t **send; /* the items to write, in write order */
+  /* The script calls: call k writes send[calls[k]..calls[k + 1]). */
+  size_t *calls;
+  size_t ncalls;
   size_t nsend;
   version_t *versions; /* stored task versions, for stale */
   size_t nversions;
@@ -90,6 +93,7 @@ struct run_s {
   atomic_uint running;
   atomic_bool stop;
   const char *state;
+  double phase_s[3]; /* seconds in selecting, scoring and writing */
   double t0;         /* monotonic seconds when started */
   long long started; /* ms since the epoch */
   char url[512];
@@ -320,6 +324,9 @@ static void stats_fill(const run_t *run, tally_rescore_stats_t *st) {
   st->gone = atomic_load(&run->gone);
   st->retried = atomic_load(&run->retried);
   st->seconds = run->t0 > 0 ? now_s() - run->t0 : 0;
+  st->select_seconds = run->phase_s[0];
+  st->score_seconds = run->phase_s[1];
+  st->write_seconds = run->phase_s[2];
 }
 
 /* Writes <p>:rescore. Returns 0 or TALLY_EIO. */
@@ -711,16 +718,47 @@ static void *write_main(void *arg) {
   worker_t *w = arg;
   run_t *run = w->run;
   while (w->status == 0 && !atomic_load(&run->stop)) {
-    size_t from = atomic_fetch_add(&run->next, CHUNK);
-    if (from >= run->nsend)
+    size_t k = atomic_fetch_add(&run->next, 1);
+    if (k >= run->ncalls)
       break;
-    size_t n = run->nsend - from < CHUNK ? run->nsend - from : CHUNK;
-    w->status = write_items(w, run->send + from, n);
+    size_t from = run->calls[k];
+    w->status = write_items(w, run->send + from, run->calls[k + 1] - from);
   }
   if (w->status != 0)
     atomic_store(&run->stop, true);
   atomic_fetch_sub(&run->running, 1);
   return NULL;
+}
+
+/* Splits run->send (in write order) into script calls of at most CHUNK
+ * submissions that each take whole places (contest, participant, task)
+ * when they can: the script computes a place's task score once per call,
+ * from all of the place's submissions, so a place split over two calls
+ * costs twice. Returns 0 or TALLY_ENOMEM. */
+static int plan_calls(run_t *run) {
+  run->calls = malloc((run->nsend + 2) * sizeof(*run->calls));
+  if (run->calls == NULL)
+    return TALLY_ENOMEM;
+  size_t pos = 0;
+  run->calls[0] = 0;
+  while (pos < run->nsend) {
+    size_t end = pos;
+    while (end < run->nsend) {
+      size_t next = end + 1;
+      while (next < run->nsend &&
+             strcmp(run->send[next]->order, run->send[end]->order) == 0)
+        next++;
+      if (next - pos > CHUNK) {
+        if (end == pos)
+          end = pos + CHUNK; /* a place bigger than a call */
+        break;
+      }
+      end = next;
+    }
+    run->calls[++run->ncalls] = end;
+    pos = end;
+  }
+  return 0;
 }
 
 /* Runs fn on every worker and waits for them. Returns 0, or the first
@@ -1085,8 +1123,10 @@ static int rescore(run_t *run, char *err, size_t errlen) {
   int rc = 0;
   if (!o->dry_run)
     rc = progress_write(run, NULL, err, errlen);
+  double t = now_s();
   if (rc == 0)
     rc = select_items(run, err, errlen);
+  run->phase_s[0] = now_s() - t;
   unsigned n = o->threads;
   if (n == 0) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1094,8 +1134,10 @@ static int rescore(run_t *run, char *err, size_t errlen) {
   }
   if (rc == 0)
     rc = workers_new(run, n, err, errlen);
+  t = now_s();
   if (rc == 0 && run->n > 0)
     rc = phase(run, "scoring", score_main, err, errlen);
+  run->phase_s[1] = now_s() - t;
   if (rc == 0 && !o->dry_run) {
     run->send = malloc((run->n + 1) * sizeof(*run->send));
     if (run->send == NULL)
@@ -1104,9 +1146,13 @@ static int rescore(run_t *run, char *err, size_t errlen) {
       if (run->items[k].state == IT_SEND)
         run->send[run->nsend++] = &run->items[k];
     if (rc == 0) {
+      t = now_s();
       qsort(run->send, run->nsend, sizeof(*run->send), cmp_order);
-      if (run->nsend > 0)
+      if (plan_calls(run) != 0)
+        rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+      if (rc == 0 && run->nsend > 0)
         rc = phase(run, "writing", write_main, err, errlen);
+      run->phase_s[2] = now_s() - t;
     }
   }
   if (rc == 0)
@@ -1162,6 +1208,7 @@ int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
   }
   free(run->items);
   free(run->send);
+  free(run->calls);
   for (size_t k = 0; k < run->nversions; k++) {
     free(run->versions[k].task);
     free(run->versions[k].version);

@@ -26,7 +26,10 @@ typedef struct tally_rescore_stats_s {
   size_t gone;       /* deleted while the rescore ran */
   size_t retried;    /* script calls redone after a concurrent write */
   double seconds;    /* since the rescore started (after the lock) */
-  char **tasks;      /* names of the tasks rescored, sorted; owned */
+  /* Of them, in each phase: selecting (reading the indexes), scoring
+   * (reading the jobs and scoring them), writing (the script calls). */
+  double select_seconds, score_seconds, write_seconds;
+  char **tasks; /* names of the tasks rescored, sorted; owned */
   size_t ntasks;
 } tally_rescore_stats_t;
 

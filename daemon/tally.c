@@ -1419,6 +1419,15 @@ static void rescore_print(const rescore_cli_t *rc,
     tally_json_num(b, st->seconds);
     tally_buf_puts(b, ",\"rate\":");
     tally_json_num(b, rate);
+    const char *names[] = {"select_seconds", "score_seconds", "write_seconds"};
+    const double secs[] = {st->select_seconds, st->score_seconds,
+                           st->write_seconds};
+    for (int k = 0; k < 3; k++) {
+      tally_buf_puts(b, ",\"");
+      tally_buf_puts(b, names[k]);
+      tally_buf_puts(b, "\":");
+      tally_json_num(b, secs[k]);
+    }
     tally_buf_puts(b, ",\"tasks\":[");
     for (size_t k = 0; k < st->ntasks; k++) {
       if (k)
