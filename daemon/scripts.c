@@ -37,6 +37,7 @@
   "\n"                                                                         \
   "-- enc(x) of docs/contest.md: '%' -> %25, ':' -> %3A.\n"                    \
   "local function enc(x)\n"                                                    \
+  "  if not string.find(x, '[%%:]') then return x end\n"                       \
   "  return (string.gsub(string.gsub(x, '%%', '%%25'), ':', '%%3A'))\n"        \
   "end\n"                                                                      \
   "\n"                                                                         \
@@ -113,12 +114,16 @@
   "  return nil\n"                                                             \
   "end\n"                                                                      \
   "\n"                                                                         \
-  "-- Where a summary counts: {c = contest, u = participant, t = task}.\n"     \
+  "-- Where a summary counts: {c = contest, u = participant, t = task},\n"     \
+  "-- with its pt key pk and task scores key tk.\n"                            \
   "local function ident(s)\n"                                                  \
   "  if not s then return nil end\n"                                           \
   "  local u, t = idtext(s.participant), idtext(s.task)\n"                     \
   "  if not u or not t then return nil end\n"                                  \
-  "  return {c = idtext(s.contest) or 'default', u = u, t = t}\n"              \
+  "  local c = idtext(s.contest) or 'default'\n"                               \
+  "  local cu = enc(c) .. ':' .. enc(u)\n"                                     \
+  "  return {c = c, u = u, t = t, pk = P .. ':pt:' .. cu .. ':' .. enc(t),\n"  \
+  "          tk = P .. ':taskscores:' .. cu}\n"                                \
   "end\n"                                                                      \
   "\n"                                                                         \
   "local function same(a, b)\n"                                                \
@@ -129,14 +134,6 @@
   "local function is_scored(s)\n"                                              \
   "  return s.scored ~= false and type(s.score) == 'number' and\n"             \
   "         type(s.public_score) == 'number'\n"                                \
-  "end\n"                                                                      \
-  "\n"                                                                         \
-  "local function ptkey(d)\n"                                                  \
-  "  return P .. ':pt:' .. enc(d.c) .. ':' .. enc(d.u) .. ':' .. enc(d.t)\n"   \
-  "end\n"                                                                      \
-  "\n"                                                                         \
-  "local function tskey(d)\n"                                                  \
-  "  return P .. ':taskscores:' .. enc(d.c) .. ':' .. enc(d.u)\n"              \
   "end\n"                                                                      \
   "\n"                                                                         \
   "-- tally_round: the C library's \"%.*f\" then strtod, as in result.c.\n"    \
@@ -154,21 +151,102 @@
   "  return ts > bts or (ts == bts and bless(bid, id))\n"                      \
   "end\n"                                                                      \
   "\n"                                                                         \
+  "-- The members of a summary that a task score reads, in the order the\n"    \
+  "-- worker writes them (docs/contest.md), from timestamp on; a summary\n"    \
+  "-- in another order is decoded instead.\n"                                  \
+  "local SCORED = '^\"timestamp\":([^,]*),\"official\":(%a+),' ..\n"           \
+  "  '\"tokened\":%a+,\"version\":\"[^\"]*\",' ..\n"                           \
+  "  '\"score_mode\":\"([%w_]*)\",' ..\n"                                      \
+  "  '\"score_precision\":([^,]*),\"score_rounding\":\"(%a*)\",' ..\n"         \
+  "  '\"score\":([^,]*),\"public_score\":([^,]*),\"max_score\":[^,]*,' ..\n"   \
+  "  '\"max_public_score\":[^,]*,\"compiled\":(%a+),()'\n"                     \
+  "local UNSCORED = '^\"timestamp\":([^,]*),\"official\":(%a+),' ..\n"         \
+  "  '\"scored\":false}$'\n"                                                   \
+  "local SUBTASKS = '^\"subtasks\":(.-),\"public_subtasks\":(.-)}$'\n"         \
+  "\n"                                                                         \
+  "-- A number list from a JSON array of numbers (null counts 0), or nil\n"    \
+  "-- when the text is not a non-empty array.\n"                               \
+  "local function numbers(a)\n"                                                \
+  "  if type(a) == 'string' then\n"                                            \
+  "    if string.sub(a, 1, 1) ~= '[' then return nil end\n"                    \
+  "    local out = {}\n"                                                       \
+  "    for v in string.gmatch(a, '[^,%[%]%s]+') do\n"                          \
+  "      out[#out + 1] = tonumber(v) or 0\n"                                   \
+  "    end\n"                                                                  \
+  "    if #out == 0 then return nil end\n"                                     \
+  "    return out\n"                                                           \
+  "  end\n"                                                                    \
+  "  if type(a) ~= 'table' or #a == 0 then return nil end\n"                   \
+  "  local out = {}\n"                                                         \
+  "  for k = 1, #a do\n"                                                       \
+  "    out[k] = type(a[k]) == 'number' and a[k] or 0\n"                        \
+  "  end\n"                                                                    \
+  "  return out\n"                                                             \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- What a task score needs of one pt value v of submission id: {id, ts,\n"  \
+  "-- off, ok (scored), tok, sc, ps, cmp (compiled), mode, prec, rnd}, and\n"  \
+  "-- where its subtasks are, read when asked for (subtasks_of). Each table\n" \
+  "-- is made by one constructor, which sizes it once.\n"                      \
+  "local function entry(id, v)\n"                                              \
+  "  local tok = string.byte(v, 1) == 49\n"                                    \
+  "  local i = string.find(v, '\"timestamp\":', 1, true)\n"                    \
+  "  if i then\n"                                                              \
+  "    local ts, off, mode, prec, rnd, sc, ps, cmp, at =\n"                    \
+  "      string.match(v, SCORED, i)\n"                                         \
+  "    ts, sc, ps = tonumber(ts), tonumber(sc), tonumber(ps)\n"                \
+  "    if ts and sc and ps then\n"                                             \
+  "      return {id = id, ts = ts, off = off ~= 'false', ok = true,\n"         \
+  "              tok = tok, sc = sc, ps = ps, cmp = cmp ~= 'false',\n"         \
+  "              mode = mode, prec = tonumber(prec) or 0, rnd = rnd, v = v,\n" \
+  "              at = at}\n"                                                   \
+  "    end\n"                                                                  \
+  "    ts, off = string.match(v, UNSCORED, i)\n"                               \
+  "    ts = tonumber(ts)\n"                                                    \
+  "    if ts then\n"                                                           \
+  "      return {id = id, ts = ts, off = off ~= 'false', ok = false,\n"        \
+  "              tok = tok}\n"                                                 \
+  "    end\n"                                                                  \
+  "  end\n"                                                                    \
+  "  local s = decode(string.sub(v, 2))\n"                                     \
+  "  if not s then return nil end\n"                                           \
+  "  local ts = s.timestamp\n"                                                 \
+  "  if type(ts) ~= 'number' then ts = 0 end\n"                                \
+  "  return {id = id, ts = ts, off = s.official ~= false,\n"                   \
+  "          ok = is_scored(s), tok = tok, sc = s.score,\n"                    \
+  "          ps = s.public_score, cmp = s.compiled ~= false,\n"                \
+  "          mode = s.score_mode, prec = tonumber(s.score_precision) or 0,\n"  \
+  "          rnd = s.score_rounding, s = s}\n"                                 \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- The subtask scores of e's full side (or public side when pub), or nil\n" \
+  "-- when the side is one subtask.\n"                                         \
+  "local function subtasks_of(e, pub)\n"                                       \
+  "  if e.s then\n"                                                            \
+  "    if pub then return numbers(e.s.public_subtasks) end\n"                  \
+  "    return numbers(e.s.subtasks)\n"                                         \
+  "  end\n"                                                                    \
+  "  local a, b = string.match(e.v, SUBTASKS, e.at)\n"                         \
+  "  if pub then return numbers(b) end\n"                                      \
+  "  return numbers(a)\n"                                                      \
+  "end\n"                                                                      \
+  "\n"                                                                         \
   "-- One side of tally_task_score over subs (official ones), with last the\n" \
-  "-- last of them; sk and ak name the side's score and subtasks.\n"           \
-  "local function side_score(mode, subs, last, sk, ak)\n"                      \
+  "-- last of them; pub picks the public side.\n"                              \
+  "local function side_score(mode, subs, last, pub)\n"                         \
+  "  local sk = pub and 'ps' or 'sc'\n"                                        \
   "  if mode == 'max' then\n"                                                  \
   "    local best = 0.0\n"                                                     \
   "    for _, e in ipairs(subs) do\n"                                          \
-  "      if e.ok and e.s[sk] > best then best = e.s[sk] end\n"                 \
+  "      if e.ok and e[sk] > best then best = e[sk] end\n"                     \
   "    end\n"                                                                  \
   "    return best\n"                                                          \
   "  end\n"                                                                    \
   "  if mode == 'max_tokened_last' then\n"                                     \
   "    local ls, bt = 0.0, 0.0\n"                                              \
-  "    if last.ok then ls = last.s[sk] end\n"                                  \
+  "    if last.ok then ls = last[sk] end\n"                                    \
   "    for _, e in ipairs(subs) do\n"                                          \
-  "      if e.ok and e.tok and e.s[sk] > bt then bt = e.s[sk] end\n"           \
+  "      if e.ok and e.tok and e[sk] > bt then bt = e[sk] end\n"               \
   "    end\n"                                                                  \
   "    if bt > ls then return bt end\n"                                        \
   "    return ls\n"                                                            \
@@ -178,13 +256,13 @@
   "  -- nothing.\n"                                                            \
   "  local nsub, whole, arrs = 0, 0.0, {}\n"                                   \
   "  for _, e in ipairs(subs) do\n"                                            \
-  "    if e.ok and e.s.compiled ~= false then\n"                               \
-  "      local a = e.s[ak]\n"                                                  \
-  "      if type(a) == 'table' and #a > 0 then\n"                              \
+  "    if e.ok and e.cmp then\n"                                               \
+  "      local a = subtasks_of(e, pub)\n"                                      \
+  "      if a then\n"                                                          \
   "        arrs[#arrs + 1] = a\n"                                              \
   "        if #a > nsub then nsub = #a end\n"                                  \
-  "      elseif e.s[sk] > whole then\n"                                        \
-  "        whole = e.s[sk]\n"                                                  \
+  "      elseif e[sk] > whole then\n"                                          \
+  "        whole = e[sk]\n"                                                    \
   "      end\n"                                                                \
   "    end\n"                                                                  \
   "  end\n"                                                                    \
@@ -193,7 +271,7 @@
   "    local best = 0.0\n"                                                     \
   "    for _, a in ipairs(arrs) do\n"                                          \
   "      local v = a[k]\n"                                                     \
-  "      if type(v) == 'number' and v > best then best = v end\n"              \
+  "      if v and v > best then best = v end\n"                                \
   "    end\n"                                                                  \
   "    total = total + best\n"                                                 \
   "  end\n"                                                                    \
@@ -205,34 +283,30 @@
   "-- public_score, partial, submissions}. The mode, precision and rounding\n" \
   "-- are those of the newest scored summary (by timestamp, then id).\n"       \
   "local function compute(flat)\n"                                             \
-  "  local subs, last, par, pts, pid = {}, nil, nil, 0, ''\n"                  \
+  "  local subs, last, par = {}, nil, nil\n"                                   \
   "  local out = {score = 0, public_score = 0, partial = false}\n"             \
   "  for j = 1, #flat, 2 do\n"                                                 \
-  "    local id, s = flat[j], decode(string.sub(flat[j + 1], 2))\n"            \
-  "    if s then\n"                                                            \
-  "      local ts = s.timestamp\n"                                             \
-  "      if type(ts) ~= 'number' then ts = 0 end\n"                            \
-  "      local e = {id = id, ts = ts, s = s, ok = is_scored(s),\n"             \
-  "                 tok = string.sub(flat[j + 1], 1, 1) == '1'}\n"             \
-  "      if e.ok and (not par or later(ts, id, pts, pid)) then\n"              \
-  "        par, pts, pid = s, ts, id\n"                                        \
+  "    local e = entry(flat[j], flat[j + 1])\n"                                \
+  "    if e then\n"                                                            \
+  "      if e.ok and (not par or later(e.ts, e.id, par.ts, par.id)) then\n"    \
+  "        par = e\n"                                                          \
   "      end\n"                                                                \
-  "      if s.official ~= false then\n"                                        \
+  "      if e.off then\n"                                                      \
   "        subs[#subs + 1] = e\n"                                              \
   "        if not e.ok then out.partial = true end\n"                          \
-  "        if not last or later(ts, id, last.ts, last.id) then last = e end\n" \
+  "        if not last or later(e.ts, e.id, last.ts, last.id) then\n"          \
+  "          last = e\n"                                                       \
+  "        end\n"                                                              \
   "      end\n"                                                                \
   "    end\n"                                                                  \
   "  end\n"                                                                    \
   "  out.submissions = #subs\n"                                                \
   "  if #subs == 0 then return out end\n"                                      \
-  "  par = par or {}\n"                                                        \
-  "  local prec = tonumber(par.score_precision) or 0\n"                        \
-  "  for _, side in ipairs({{'score', 'subtasks'},\n"                          \
-  "                         {'public_score', 'public_subtasks'}}) do\n"        \
-  "    local v = side_score(par.score_mode, subs, last, side[1], side[2])\n"   \
-  "    if par.score_rounding ~= 'none' then v = round(v, prec) end\n"          \
-  "    out[side[1]] = v\n"                                                     \
+  "  par = par or {prec = 0}\n"                                                \
+  "  for _, pub in ipairs({false, true}) do\n"                                 \
+  "    local v = side_score(par.mode, subs, last, pub)\n"                      \
+  "    if par.rnd ~= 'none' then v = round(v, par.prec) end\n"                 \
+  "    if pub then out.public_score = v else out.score = v end\n"              \
   "  end\n"                                                                    \
   "  return out\n"                                                             \
   "end\n"                                                                      \
@@ -240,13 +314,13 @@
   "-- Recomputes and stores the task score of d; nil when d has no\n"          \
   "-- submissions left.\n"                                                     \
   "local function task_score(d)\n"                                             \
-  "  local flat = redis.call('HGETALL', ptkey(d))\n"                           \
+  "  local flat = redis.call('HGETALL', d.pk)\n"                               \
   "  if #flat == 0 then\n"                                                     \
-  "    redis.call('HDEL', tskey(d), d.t)\n"                                    \
+  "    redis.call('HDEL', d.tk, d.t)\n"                                        \
   "    return nil\n"                                                           \
   "  end\n"                                                                    \
   "  local ts = compute(flat)\n"                                               \
-  "  redis.call('HSET', tskey(d), d.t, '{\"score\":' .. num(ts.score) ..\n"    \
+  "  redis.call('HSET', d.tk, d.t, '{\"score\":' .. num(ts.score) ..\n"        \
   "    ',\"public_score\":' .. num(ts.public_score) .. ',\"partial\":' ..\n"   \
   "    bool(ts.partial) .. ',\"submissions\":' .. ts.submissions .. '}')\n"    \
   "  return ts\n"                                                              \
@@ -255,7 +329,7 @@
   "-- Sums d's participant's task scores in task name byte order into both\n"  \
   "-- rankings.\n"                                                             \
   "local function totals(d)\n"                                                 \
-  "  local flat = redis.call('HGETALL', tskey(d))\n"                           \
+  "  local flat = redis.call('HGETALL', d.tk)\n"                               \
   "  local rk = P .. ':ranking:' .. enc(d.c)\n"                                \
   "  if #flat == 0 then\n"                                                     \
   "    redis.call('ZREM', rk, d.u)\n"                                          \
@@ -280,8 +354,8 @@
   "local dirty, dirty_list = {}, {}\n"                                         \
   "\n"                                                                         \
   "local function touch(d)\n"                                                  \
-  "  if d and not dirty[ptkey(d)] then\n"                                      \
-  "    dirty[ptkey(d)] = true\n"                                               \
+  "  if d and not dirty[d.pk] then\n"                                          \
+  "    dirty[d.pk] = true\n"                                                   \
   "    dirty_list[#dirty_list + 1] = d\n"                                      \
   "  end\n"                                                                    \
   "end\n"                                                                      \
@@ -290,10 +364,10 @@
   "-- Returns the new task scores by pt key.\n"                                \
   "local function flush()\n"                                                   \
   "  local res, seen = {}, {}\n"                                               \
-  "  for _, d in ipairs(dirty_list) do res[ptkey(d)] = task_score(d) end\n"    \
+  "  for _, d in ipairs(dirty_list) do res[d.pk] = task_score(d) end\n"        \
   "  for _, d in ipairs(dirty_list) do\n"                                      \
-  "    if not seen[tskey(d)] then\n"                                           \
-  "      seen[tskey(d)] = true\n"                                              \
+  "    if not seen[d.tk] then\n"                                               \
+  "      seen[d.tk] = true\n"                                                  \
   "      totals(d)\n"                                                          \
   "    end\n"                                                                  \
   "  end\n"                                                                    \
@@ -305,7 +379,7 @@
   "-- keeping the index sets.\n"                                               \
   "local function place(S, old, new, value)\n"                                 \
   "  if old and not same(old, new) then\n"                                     \
-  "    redis.call('HDEL', ptkey(old), S)\n"                                    \
+  "    redis.call('HDEL', old.pk, S)\n"                                        \
   "    for k, name in pairs({c = 'contest', u = 'participant',\n"              \
   "                          t = 'task'}) do\n"                                \
   "      if not new or new[k] ~= old[k] then\n"                                \
@@ -315,7 +389,7 @@
   "    end\n"                                                                  \
   "  end\n"                                                                    \
   "  if not new then return end\n"                                             \
-  "  redis.call('HSET', ptkey(new), S, value)\n"                               \
+  "  redis.call('HSET', new.pk, S, value)\n"                                   \
   "  if same(old, new) then return end\n"                                      \
   "  redis.call('SADD', P .. ':index:task:' .. enc(new.t), S)\n"               \
   "  redis.call('SADD', P .. ':index:contest:' .. enc(new.c), S)\n"            \
@@ -465,7 +539,7 @@ static const char post_script[] = CHECK_OWNER JOB_OF CONTEST_LIB
     "  place(S, old, new, (tok and '1' or '0') .. text)\n"
     "  touch(old)\n"
     "  touch(new)\n"
-    "  local ts = flush()[ptkey(new)]\n"
+    "  local ts = flush()[new.pk]\n"
     "  local code = 1\n"
     "  if is_scored(s) and s.version ~= nil and\n"
     "     check_version(S, new.t, idtext(s.version) or '') then\n"
@@ -522,7 +596,7 @@ static const char post_script[] = CHECK_OWNER JOB_OF CONTEST_LIB
     "    place(S, old, new, '1' .. h)\n"
     "    touch(old)\n"
     "    touch(new)\n"
-    "    local ts = flush()[ptkey(new)]\n"
+    "    local ts = flush()[new.pk]\n"
     "    if is_scored(st) then\n"
     "      state = 'applied'\n"
     "      if fullv == '' then fullv = brief(st, true) end\n"
@@ -715,7 +789,7 @@ static const char rescore_script[] = CONTEST_LIB
     "end\n"
     "local tss = flush()\n"
     "for _, e in ipairs(evs) do\n"
-    "  publish('rescore', e.d, e.S, e.tok, e.view, tss[ptkey(e.d)])\n"
+    "  publish('rescore', e.d, e.S, e.tok, e.view, tss[e.d.pk])\n"
     "end\n"
     "return out\n";
 

@@ -171,7 +171,10 @@ Test(taskscore_lua, agrees_with_tally_task_score_for_random_participants) {
       random_side(&x->s.priv, below(2) ? 1 + below(4) : 0);
       random_side(&x->s.pub, below(2) ? 1 + below(4) : 0);
     }
-    /* The pt hash as HGETALL reads it: id, tokened flag and summary. */
+    /* The pt hash as HGETALL reads it: id, tokened flag and summary. One
+     * participant in four has "official" first, which the library reads
+     * by decoding the summary rather than by its member order. */
+    bool reordered = p % 4 == 3;
     const char *argv[3 + 16];
     size_t argvlen[3 + 16];
     tally_buf_t texts[8];
@@ -186,10 +189,15 @@ Test(taskscore_lua, agrees_with_tally_task_score_for_random_participants) {
       tally_buf_puts(b, "{\"submission\":");
       tally_json_str(b, x->id);
       tally_buf_puts(b, ",\"participant\":\"u\",\"contest\":\"c\","
-                        "\"task\":\"t\",\"timestamp\":");
+                        "\"task\":\"t\"");
+      if (reordered)
+        tally_buf_puts(b, x->s.official ? ",\"official\":true"
+                                        : ",\"official\":false");
+      tally_buf_puts(b, ",\"timestamp\":");
       tally_json_num(b, x->s.timestamp);
-      tally_buf_puts(b, x->s.official ? ",\"official\":true"
-                                      : ",\"official\":false");
+      if (!reordered)
+        tally_buf_puts(b, x->s.official ? ",\"official\":true"
+                                        : ",\"official\":false");
       if (!x->s.scored) {
         tally_buf_puts(b, ",\"scored\":false}");
       } else {
