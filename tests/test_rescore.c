@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -193,6 +194,7 @@ Test(rescore, scores_the_stored_submissions_of_a_task_the_first_time) {
   cr_assert(strstr(r.out, "rescored 6 submissions of task alpha:") != NULL,
             "%s", r.out);
   cr_assert(strstr(r.out, "1 failed") != NULL, "%s", r.out);
+  cr_assert_null(strchr(r.err, '\r'), "a bar when not on a terminal");
   tc_run_free(&r);
   assert_score("s1", "100");
   assert_score("s2", "60");
@@ -581,4 +583,35 @@ Test(rescore, ranking_of_an_unknown_contest_fails) {
   cr_assert_eq(r.status, 1);
   cr_assert(strstr(r.err, "no contest \"nope\"") != NULL, "%s", r.err);
   tc_run_free(&r);
+}
+
+Test(rescore, draws_a_progress_bar_on_a_terminal) {
+  store_contest();
+  char tasks[256];
+  snprintf(tasks, sizeof(tasks), "%s", tc_at("tasks"));
+  int master = -1;
+  pid_t pid = forkpty(&master, NULL, NULL, NULL);
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    execl(TC_TALLY, TC_TALLY, "rescore", "--tasks", tasks, "--redis", srv.url,
+          "--task", "alpha", (char *)NULL);
+    _exit(127);
+  }
+  char out[8192];
+  size_t len = 0;
+  ssize_t n;
+  while (len + 1 < sizeof(out) &&
+         (n = read(master, out + len, sizeof(out) - 1 - len)) > 0)
+    len += (size_t)n;
+  out[len] = '\0';
+  close(master);
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+  cr_assert(strstr(out, "\rdone      [##############################] 6/6 ") !=
+                NULL,
+            "%s", out);
+  cr_assert(strstr(out, "/s  ETA 0:00") != NULL, "%s", out);
+  cr_assert(strstr(out, "rescored 6 submissions of task alpha") != NULL, "%s",
+            out);
 }
