@@ -6,7 +6,15 @@
 const tally_comparator_t *const tally_comparators[] = {
     &tally_comparator_white_diff,
     &tally_comparator_exact,
+    &tally_comparator_numeric_tolerance,
     &tally_comparator_normalized,
+    &tally_comparator_regex,
+    &tally_comparator_last_number,
+    &tally_comparator_fuzzy,
+    &tally_comparator_contains,
+    &tally_comparator_token_f1,
+    &tally_comparator_set_overlap,
+    &tally_comparator_element_ratio,
     NULL,
 };
 
