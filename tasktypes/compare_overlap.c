@@ -500,6 +500,8 @@ static int nlines(tally__norm_t level, const char *s, size_t n, nlines_t *out) {
 
 /* Sorts lines, drops empty ones and duplicates; returns how many stay. */
 static size_t line_set(tally__span_t *lines, size_t n) {
+  if (n == 0)
+    return 0;
   qsort(lines, n, sizeof(*lines), span_order);
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
