@@ -141,15 +141,12 @@ static void diff_admin(tally_compare_result_t *res, const char *what,
   size_t k = 0, n = exp_len < out_len ? exp_len : out_len;
   while (k < n && exp[k] == out[k])
     k++;
-  size_t line = 1, col = 1;
-  for (size_t i = 0; i < k; i++) {
-    if (exp[i] == '\n') {
-      line++;
-      col = 1;
-    } else {
-      col++;
-    }
+  size_t line = 1, start = 0;
+  for (const char *nl; (nl = memchr(exp + start, '\n', k - start)) != NULL;) {
+    line++;
+    start = (size_t)(nl - exp) + 1;
   }
+  size_t col = k - start + 1;
   char e[80], r[80];
   if (k == exp_len)
     snprintf(e, sizeof(e), "end of %s", what);
