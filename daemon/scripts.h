@@ -120,7 +120,8 @@ typedef struct tally_post_extra_s {
  *   S's hash key; extra's summary, when not "", is S's summary rendered
  *   again (stored like a result's), and its full view, when not "", the
  *   view of the "token" event ({"score","max_score"} from the summary
- *   otherwise). A token whose participant is not the submission's is
+ *   otherwise); a summary given is checked against <p>:taskversions as a
+ *   result's is (TALLY_POST_STALE). A token whose participant is not the submission's is
  *   dead-lettered (the error names both). Otherwise tokened=1 is stored;
  *   for a scored submission the task score and rankings are recomputed, a
  *   "token" event is written and the token's <p>:results entry is
