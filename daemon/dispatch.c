@@ -42,6 +42,8 @@ struct tally__job_s {
   char *token; /* a token job's token, kept while its submission's job is
                   fetched and scored again; NULL for other jobs */
   size_t token_len;
+  char *entry;  /* for a token job: the submission's job entry when its job
+                   was fetched, or NULL */
   char *record; /* the submission record's key, or NULL */
   char *text;   /* the job (for a token job, then its submission's job), or
                    NULL when not kept */
@@ -101,6 +103,7 @@ static void job_free(tally_dispatch_t *d, tally__job_t *j) {
   free(j->text);
   free(j->body);
   free(j->token);
+  free(j->entry);
   free(j->record);
   free(j);
 }
@@ -743,13 +746,16 @@ static void on_fetch(tally_redis_t *r, redisReply *reply, void *priv) {
   tally_dispatch_t *d = c->d;
   tally__job_t *j = c->jobs[0];
   d->calls--;
-  if (reply == NULL ||
-      (reply->type != REDIS_REPLY_STRING && reply->type != REDIS_REPLY_NIL)) {
+  if (reply == NULL || reply->type != REDIS_REPLY_ARRAY ||
+      reply->elements != 2) {
     call_failed(d, r, c, JOB_FETCH, reply);
     return;
   }
   free(c);
-  if (reply->type == REDIS_REPLY_NIL) {
+  const redisReply *job = reply->element[0], *entry = reply->element[1];
+  free(j->entry);
+  j->entry = entry->type == REDIS_REPLY_STRING ? strdup(entry->str) : NULL;
+  if (job->type != REDIS_REPLY_STRING) {
     tally_log(d->opt.log, TALLY_LOG_DEBUG, "token.unscored",
               "%s: %s holds no job yet; the token is posted alone", j->id,
               j->record);
@@ -757,18 +763,19 @@ static void on_fetch(tally_redis_t *r, redisReply *reply, void *priv) {
     j->has_extra = false;
     queue_post(d, j);
   } else {
-    char *text = malloc(reply->len + 1);
-    if (text == NULL) {
+    char *text = malloc(job->len + 1);
+    if (text == NULL || (entry->type == REDIS_REPLY_STRING && !j->entry)) {
       /* Fetched again once memory allows. */
+      free(text);
       queue_fetch(d, j);
       return;
     }
-    memcpy(text, reply->str, reply->len);
-    text[reply->len] = '\0';
+    memcpy(text, job->str, job->len);
+    text[job->len] = '\0';
     free(j->text);
     j->text = text;
     j->pj.text = text;
-    j->pj.len = reply->len;
+    j->pj.len = job->len;
     if (d->drain_phase >= 1) {
       queue_release(d, j);
     } else {
@@ -792,9 +799,9 @@ static bool send_fetch(tally_dispatch_t *d) {
   c->n = 1;
   c->jobs[0] = j;
   c->deliveries[0] = j->pj.deliveries;
-  const char *argv[] = {"HGET", j->record, "job"};
-  size_t lens[] = {4, strlen(j->record), 3};
-  if (tally_redis_command(&d->wr, d->opt.command_timeout_ms, on_fetch, c, 3,
+  const char *argv[] = {"HMGET", j->record, "job", "entry"};
+  size_t lens[] = {5, strlen(j->record), 3, 5};
+  if (tally_redis_command(&d->wr, d->opt.command_timeout_ms, on_fetch, c, 4,
                           argv, lens) != 0) {
     requeue(d, c, JOB_FETCH);
     free(c);
@@ -887,6 +894,27 @@ static void split_answer(tally__job_t *j, size_t len) {
   };
 }
 
+/* Adds "entry" (the job entry the extra parts were scored from) to the
+ * token j posts, so that the post script can tell whether the submission
+ * still holds that job. Returns 0, or TALLY_ENOMEM with j unchanged. */
+static int add_entry(tally__job_t *j) {
+  static const char member[] = ",\"entry\":\"";
+  size_t n = j->token_len, m = sizeof(member) - 1, e = strlen(j->entry);
+  if (n == 0 || j->token[n - 1] != '}' || strstr(j->token, member) != NULL)
+    return 0;
+  char *t = malloc(n + m + e + 2);
+  if (t == NULL)
+    return TALLY_ENOMEM;
+  memcpy(t, j->token, n - 1);
+  memcpy(t + n - 1, member, m);
+  memcpy(t + n - 1 + m, j->entry, e);
+  memcpy(t + n - 1 + m + e, "\"}", 3);
+  free(j->token);
+  j->token = t;
+  j->token_len = n + m + e + 1;
+  return 0;
+}
+
 /* The error member of a job error body. */
 static void job_error_text(const char *body, size_t len, char *out,
                            size_t outlen) {
@@ -921,10 +949,13 @@ void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
       split_answer(j, o->len);
       if (j->token != NULL) {
         /* A token job's submission, scored again: the token goes with its
-         * summary and full view, never its public one. */
+         * summary and full view, never its public one, and names the job
+         * entry they come from. */
         j->kind = "token";
         j->extra.pub = NULL;
         j->extra.pub_len = 0;
+        if (j->entry != NULL && add_entry(j) != 0)
+          j->has_extra = false; /* out of memory: the token goes alone */
       } else {
         j->kind = "result";
         free(j->record);

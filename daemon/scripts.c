@@ -231,16 +231,20 @@
   "  return numbers(a)\n"                                                      \
   "end\n"                                                                      \
   "\n"                                                                         \
-  "-- One side of tally_task_score over subs (official ones), with last the\n" \
-  "-- last of them; pub picks the public side.\n"                              \
-  "local function side_score(mode, subs, last, pub)\n"                         \
+  "-- The aggregate of one side of tally_task_score over subs (official\n"     \
+  "-- ones), with last the last of them; pub picks the side. What finish\n"    \
+  "-- makes the side's score of, and what a new submission can be merged\n"    \
+  "-- into (merge): under max {best}; under max_tokened_last {best tokened,\n" \
+  "-- last's score}; under max_subtask {best of the results that are one\n"    \
+  "-- subtask, n, best of subtask 1, .., best of subtask n}.\n"                \
+  "local function aggregate(mode, subs, last, pub)\n"                          \
   "  local sk = pub and 'ps' or 'sc'\n"                                        \
   "  if mode == 'max' then\n"                                                  \
   "    local best = 0.0\n"                                                     \
   "    for _, e in ipairs(subs) do\n"                                          \
   "      if e.ok and e[sk] > best then best = e[sk] end\n"                     \
   "    end\n"                                                                  \
-  "    return best\n"                                                          \
+  "    return {best}\n"                                                        \
   "  end\n"                                                                    \
   "  if mode == 'max_tokened_last' then\n"                                     \
   "    local ls, bt = 0.0, 0.0\n"                                              \
@@ -248,11 +252,10 @@
   "    for _, e in ipairs(subs) do\n"                                          \
   "      if e.ok and e.tok and e[sk] > bt then bt = e[sk] end\n"               \
   "    end\n"                                                                  \
-  "    if bt > ls then return bt end\n"                                        \
-  "    return ls\n"                                                            \
+  "    return {bt, ls}\n"                                                      \
   "  end\n"                                                                    \
-  "  -- max_subtask: each subtask's best, in index order, then the best\n"     \
-  "  -- of the results that are one subtask; a compilation failure adds\n"     \
+  "  -- max_subtask: each subtask's best, in index order, and the best of\n"   \
+  "  -- the results that are one subtask; a compilation failure adds\n"        \
   "  -- nothing.\n"                                                            \
   "  local nsub, whole, arrs = 0, 0.0, {}\n"                                   \
   "  for _, e in ipairs(subs) do\n"                                            \
@@ -266,24 +269,77 @@
   "      end\n"                                                                \
   "    end\n"                                                                  \
   "  end\n"                                                                    \
-  "  local total = 0.0\n"                                                      \
+  "  local agg = {whole, nsub}\n"                                              \
   "  for k = 1, nsub do\n"                                                     \
   "    local best = 0.0\n"                                                     \
   "    for _, a in ipairs(arrs) do\n"                                          \
   "      local v = a[k]\n"                                                     \
   "      if v and v > best then best = v end\n"                                \
   "    end\n"                                                                  \
-  "    total = total + best\n"                                                 \
+  "    agg[2 + k] = best\n"                                                    \
   "  end\n"                                                                    \
-  "  return total + whole\n"                                                   \
+  "  return agg\n"                                                             \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- One side's score from its aggregate, as tally_task_score sums it.\n"     \
+  "local function finish(mode, a)\n"                                           \
+  "  if mode == 'max' then return a[1] end\n"                                  \
+  "  if mode == 'max_tokened_last' then\n"                                     \
+  "    if a[1] > a[2] then return a[1] end\n"                                  \
+  "    return a[2]\n"                                                          \
+  "  end\n"                                                                    \
+  "  local total = 0.0\n"                                                      \
+  "  for k = 1, a[2] do total = total + a[2 + k] end\n"                        \
+  "  return total + a[1]\n"                                                    \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "local function fin(x)\n"                                                    \
+  "  return type(x) == 'number' and x == x and x ~= math.huge and\n"           \
+  "         x ~= -math.huge\n"                                                 \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Merges entry e (scored and official) into a, one side's aggregate\n"     \
+  "-- under mode (pub picks the side); is_last says that e becomes the last\n" \
+  "-- submission. Returns false when a subtask score of e is not finite.\n"    \
+  "local function merge(mode, a, e, pub, is_last)\n"                           \
+  "  local v = pub and e.ps or e.sc\n"                                         \
+  "  if mode == 'max' then\n"                                                  \
+  "    if v > a[1] then a[1] = v end\n"                                        \
+  "    return true\n"                                                          \
+  "  end\n"                                                                    \
+  "  if mode == 'max_tokened_last' then\n"                                     \
+  "    if e.tok and v > a[1] then a[1] = v end\n"                              \
+  "    if is_last then a[2] = v end\n"                                         \
+  "    return true\n"                                                          \
+  "  end\n"                                                                    \
+  "  if not e.cmp then return true end\n"                                      \
+  "  local arr = subtasks_of(e, pub)\n"                                        \
+  "  if not arr then\n"                                                        \
+  "    if v > a[1] then a[1] = v end\n"                                        \
+  "    return true\n"                                                          \
+  "  end\n"                                                                    \
+  "  local n = a[2]\n"                                                         \
+  "  for k = 1, #arr do\n"                                                     \
+  "    local x = arr[k]\n"                                                     \
+  "    if not fin(x) then return false end\n"                                  \
+  "    local best = 0.0\n"                                                     \
+  "    if k <= n then best = a[2 + k] end\n"                                   \
+  "    if x > best then best = x end\n"                                        \
+  "    a[2 + k] = best\n"                                                      \
+  "  end\n"                                                                    \
+  "  if #arr > n then a[2] = #arr end\n"                                       \
+  "  return true\n"                                                            \
   "end\n"                                                                      \
   "\n"                                                                         \
   "-- The task score over a pt hash read by HGETALL (submission id, then\n"    \
   "-- '1' or '0' for tokened followed by its summary): {score,\n"              \
   "-- public_score, partial, submissions}. The mode, precision and rounding\n" \
   "-- are those of the newest scored summary (by timestamp, then id).\n"       \
+  "-- Second, what the place's cache keeps: {n (fields), subs (official\n"     \
+  "-- ones), unsc (official ones not scored), par (the newest scored\n"        \
+  "-- entry), last, aggs (both sides' aggregates under par's mode)}.\n"        \
   "local function compute(flat)\n"                                             \
-  "  local subs, last, par = {}, nil, nil\n"                                   \
+  "  local subs, last, par, unsc = {}, nil, nil, 0\n"                          \
   "  local out = {score = 0, public_score = 0, partial = false}\n"             \
   "  for j = 1, #flat, 2 do\n"                                                 \
   "    local e = entry(flat[j], flat[j + 1])\n"                                \
@@ -293,7 +349,10 @@
   "      end\n"                                                                \
   "      if e.off then\n"                                                      \
   "        subs[#subs + 1] = e\n"                                              \
-  "        if not e.ok then out.partial = true end\n"                          \
+  "        if not e.ok then\n"                                                 \
+  "          out.partial = true\n"                                             \
+  "          unsc = unsc + 1\n"                                                \
+  "        end\n"                                                              \
   "        if not last or later(e.ts, e.id, last.ts, last.id) then\n"          \
   "          last = e\n"                                                       \
   "        end\n"                                                              \
@@ -301,28 +360,172 @@
   "    end\n"                                                                  \
   "  end\n"                                                                    \
   "  out.submissions = #subs\n"                                                \
-  "  if #subs == 0 then return out end\n"                                      \
+  "  local st = {n = #flat / 2, subs = #subs, unsc = unsc, par = par,\n"       \
+  "              last = last, aggs = {}}\n"                                    \
+  "  if #subs == 0 then return out, st end\n"                                  \
   "  par = par or {prec = 0}\n"                                                \
-  "  for _, pub in ipairs({false, true}) do\n"                                 \
-  "    local v = side_score(par.mode, subs, last, pub)\n"                      \
+  "  for i, pub in ipairs({false, true}) do\n"                                 \
+  "    st.aggs[i] = aggregate(par.mode, subs, last, pub)\n"                    \
+  "    local v = finish(par.mode, st.aggs[i])\n"                               \
   "    if par.rnd ~= 'none' then v = round(v, par.prec) end\n"                 \
   "    if pub then out.public_score = v else out.score = v end\n"              \
   "  end\n"                                                                    \
-  "  return out\n"                                                             \
+  "  return out, st\n"                                                         \
   "end\n"                                                                      \
   "\n"                                                                         \
-  "-- Recomputes and stores the task score of d; nil when d has no\n"          \
-  "-- submissions left.\n"                                                     \
-  "local function task_score(d)\n"                                             \
-  "  local flat = redis.call('HGETALL', d.pk)\n"                               \
-  "  if #flat == 0 then\n"                                                     \
-  "    redis.call('HDEL', d.tk, d.t)\n"                                        \
+  "-- The place cache (<p>:ptagg:...): st of compute as text, or nil when "    \
+  "it\n"                                                                       \
+  "-- cannot be kept (no official or no scored submission, a mode or\n"        \
+  "-- rounding of another name, a number that is not finite). "                \
+  "Space-separated\n"                                                          \
+  "-- '1', n, subs, unsc, mode, precision, rounding, par's and last's\n"       \
+  "-- timestamps, the lengths of their ids, then the aggregates of the full\n" \
+  "-- and the public side; after a newline, par's id then last's id.\n"        \
+  "local MODES = {max = true, max_subtask = true, max_tokened_last = true}\n"  \
+  "\n"                                                                         \
+  "local function g17(x) return string.format('%.17g', x) end\n"               \
+  "\n"                                                                         \
+  "local function cache_text(st)\n"                                            \
+  "  local par, last = st.par, st.last\n"                                      \
+  "  if not par or not last or not MODES[par.mode] or\n"                       \
+  "     type(par.rnd) ~= 'string' or not string.find(par.rnd, '^[%w_]+$') "    \
+  "or\n"                                                                       \
+  "     not fin(par.prec) or not fin(par.ts) or not fin(last.ts) then\n"       \
   "    return nil\n"                                                           \
   "  end\n"                                                                    \
-  "  local ts = compute(flat)\n"                                               \
+  "  local w = {'1', string.format('%d', st.n), string.format('%d', "          \
+  "st.subs),\n"                                                                \
+  "             string.format('%d', st.unsc), par.mode, g17(par.prec), "       \
+  "par.rnd,\n"                                                                 \
+  "             g17(par.ts), g17(last.ts), #par.id, #last.id}\n"               \
+  "  for _, a in ipairs(st.aggs) do\n"                                         \
+  "    for k = 1, #a do\n"                                                     \
+  "      if not fin(a[k]) then return nil end\n"                               \
+  "      w[#w + 1] = g17(a[k])\n"                                              \
+  "    end\n"                                                                  \
+  "  end\n"                                                                    \
+  "  return table.concat(w, ' ') .. '\\n' .. par.id .. last.id\n"              \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- The st that cache text c was made of (par and last with ts and id,\n"    \
+  "-- par with mode, prec and rnd), or nil when c is not such a text.\n"       \
+  "local function load_cache(c)\n"                                             \
+  "  local nl = string.find(c, '\\n', 1, true)\n"                              \
+  "  if not nl then return nil end\n"                                          \
+  "  local w = {}\n"                                                           \
+  "  for x in string.gmatch(string.sub(c, 1, nl - 1), '%S+') do\n"             \
+  "    w[#w + 1] = x\n"                                                        \
+  "  end\n"                                                                    \
+  "  if w[1] ~= '1' or not MODES[w[5]] then return nil end\n"                  \
+  "  local n, subs, unsc = tonumber(w[2]), tonumber(w[3]), tonumber(w[4])\n"   \
+  "  local prec, pts, lts = tonumber(w[6]), tonumber(w[8]), tonumber(w[9])\n"  \
+  "  local lp, ll = tonumber(w[10]), tonumber(w[11])\n"                        \
+  "  if not (n and subs and unsc and prec and pts and lts and lp and ll) or\n" \
+  "     #c ~= nl + lp + ll then\n"                                             \
+  "    return nil\n"                                                           \
+  "  end\n"                                                                    \
+  "  local st = {n = n, subs = subs, unsc = unsc, aggs = {},\n"                \
+  "              par = {ts = pts, id = string.sub(c, nl + 1, nl + lp),\n"      \
+  "                     mode = w[5], prec = prec, rnd = w[7]},\n"              \
+  "              last = {ts = lts, id = string.sub(c, nl + lp + 1)}}\n"        \
+  "  local i = 12\n"                                                           \
+  "  for side = 1, 2 do\n"                                                     \
+  "    local len = 1\n"                                                        \
+  "    if w[5] == 'max_tokened_last' then\n"                                   \
+  "      len = 2\n"                                                            \
+  "    elseif w[5] == 'max_subtask' then\n"                                    \
+  "      local nsub = tonumber(w[i + 1])\n"                                    \
+  "      if not nsub or nsub < 0 or nsub ~= math.floor(nsub) then\n"           \
+  "        return nil\n"                                                       \
+  "      end\n"                                                                \
+  "      len = 2 + nsub\n"                                                     \
+  "    end\n"                                                                  \
+  "    local a = {}\n"                                                         \
+  "    for k = 1, len do\n"                                                    \
+  "      a[k] = tonumber(w[i])\n"                                              \
+  "      if not a[k] then return nil end\n"                                    \
+  "      i = i + 1\n"                                                          \
+  "    end\n"                                                                  \
+  "    st.aggs[side] = a\n"                                                    \
+  "  end\n"                                                                    \
+  "  if i ~= #w + 1 then return nil end\n"                                     \
+  "  return st\n"                                                              \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Stores task score ts of d, and the place cache (nil: none).\n"           \
+  "local function store(d, ck, ts, cache)\n"                                   \
   "  redis.call('HSET', d.tk, d.t, '{\"score\":' .. num(ts.score) ..\n"        \
   "    ',\"public_score\":' .. num(ts.public_score) .. ',\"partial\":' ..\n"   \
   "    bool(ts.partial) .. ',\"submissions\":' .. ts.submissions .. '}')\n"    \
+  "  if cache then\n"                                                          \
+  "    redis.call('SET', ck, cache)\n"                                         \
+  "  else\n"                                                                   \
+  "    redis.call('DEL', ck)\n"                                                \
+  "  end\n"                                                                    \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- The fast path of a task score: d's pt hash got one new field, S = v\n"   \
+  "-- (a field it did not have), and nothing else changed. When v is a\n"      \
+  "-- scored summary and the place cache ck fits (its field count, and the\n"  \
+  "-- mode, precision and rounding of the newest scored summary, which v\n"    \
+  "-- may become), v is merged into the cached aggregates and the task\n"      \
+  "-- score stored as compute would make it. Returns it, or nil, having\n"     \
+  "-- written nothing, when the place is to be recomputed.\n"                  \
+  "local function add_score(d, ck, S, v)\n"                                    \
+  "  local c = redis.call('GET', ck)\n"                                        \
+  "  if not c then return nil end\n"                                           \
+  "  local st = load_cache(c)\n"                                               \
+  "  local e = st and entry(S, v)\n"                                           \
+  "  if not e or not e.ok or not fin(e.ts) or not fin(e.sc) or\n"              \
+  "     not fin(e.ps) then\n"                                                  \
+  "    return nil\n"                                                           \
+  "  end\n"                                                                    \
+  "  local par, last = st.par, st.last\n"                                      \
+  "  if later(e.ts, e.id, par.ts, par.id) then\n"                              \
+  "    if e.mode ~= par.mode or e.prec ~= par.prec or e.rnd ~= par.rnd then\n" \
+  "      return nil\n"                                                         \
+  "    end\n"                                                                  \
+  "    par.ts, par.id = e.ts, e.id\n"                                          \
+  "  end\n"                                                                    \
+  "  if e.off then\n"                                                          \
+  "    local is_last = later(e.ts, e.id, last.ts, last.id)\n"                  \
+  "    for i, pub in ipairs({false, true}) do\n"                               \
+  "      if not merge(par.mode, st.aggs[i], e, pub, is_last) then\n"           \
+  "        return nil\n"                                                       \
+  "      end\n"                                                                \
+  "    end\n"                                                                  \
+  "    if is_last then last.ts, last.id = e.ts, e.id end\n"                    \
+  "    st.subs = st.subs + 1\n"                                                \
+  "  end\n"                                                                    \
+  "  if redis.call('HLEN', d.pk) ~= st.n + 1 then return nil end\n"            \
+  "  st.n = st.n + 1\n"                                                        \
+  "  local out = {partial = st.unsc > 0, submissions = st.subs}\n"             \
+  "  for i, pub in ipairs({false, true}) do\n"                                 \
+  "    local x = finish(par.mode, st.aggs[i])\n"                               \
+  "    if par.rnd ~= 'none' then x = round(x, par.prec) end\n"                 \
+  "    if pub then out.public_score = x else out.score = x end\n"              \
+  "  end\n"                                                                    \
+  "  store(d, ck, out, cache_text(st))\n"                                      \
+  "  return out\n"                                                             \
+  "end\n"                                                                      \
+  "\n"                                                                         \
+  "-- Stores the task score of d, by the fast path when d was touched with\n"  \
+  "-- its one new field, else recomputed from the whole place; nil when d\n"   \
+  "-- has no submissions left.\n"                                              \
+  "local function task_score(d)\n"                                             \
+  "  local ck = P .. ':ptagg:' .. string.sub(d.pk, #P + 5)\n"                  \
+  "  if d.add then\n"                                                          \
+  "    local ts = add_score(d, ck, d.add, d.addv)\n"                           \
+  "    if ts then return ts end\n"                                             \
+  "  end\n"                                                                    \
+  "  local flat = redis.call('HGETALL', d.pk)\n"                               \
+  "  if #flat == 0 then\n"                                                     \
+  "    redis.call('HDEL', d.tk, d.t)\n"                                        \
+  "    redis.call('DEL', ck)\n"                                                \
+  "    return nil\n"                                                           \
+  "  end\n"                                                                    \
+  "  local ts, st = compute(flat)\n"                                           \
+  "  store(d, ck, ts, cache_text(st))\n"                                       \
   "  return ts\n"                                                              \
   "end\n"                                                                      \
   "\n"                                                                         \
@@ -353,11 +556,19 @@
   "-- The places whose task scores are to be recomputed, each once.\n"         \
   "local dirty, dirty_list = {}, {}\n"                                         \
   "\n"                                                                         \
-  "local function touch(d)\n"                                                  \
-  "  if d and not dirty[d.pk] then\n"                                          \
-  "    dirty[d.pk] = true\n"                                                   \
-  "    dirty_list[#dirty_list + 1] = d\n"                                      \
+  "-- Marks place d (nil: none) to be recomputed. S and v, when given, say\n"  \
+  "-- that the one change to d's pt hash is its new field S = v, which the\n"  \
+  "-- fast path may merge into the place cache; a place touched twice is\n"    \
+  "-- recomputed.\n"                                                           \
+  "local function touch(d, S, v)\n"                                            \
+  "  if not d then return end\n"                                               \
+  "  if dirty[d.pk] then\n"                                                    \
+  "    dirty[d.pk].add = nil\n"                                                \
+  "    return\n"                                                               \
   "  end\n"                                                                    \
+  "  d.add, d.addv = S, v\n"                                                   \
+  "  dirty[d.pk] = d\n"                                                        \
+  "  dirty_list[#dirty_list + 1] = d\n"                                        \
   "end\n"                                                                      \
   "\n"                                                                         \
   "-- Recomputes the touched places, then each participant's totals once.\n"   \
@@ -376,7 +587,8 @@
   "end\n"                                                                      \
   "\n"                                                                         \
   "-- Moves submission S's pt value from old to new (either may be nil),\n"    \
-  "-- keeping the index sets.\n"                                               \
+  "-- keeping the index sets. Returns 1 when new's pt hash had no field S\n"   \
+  "-- before, else 0.\n"                                                       \
   "local function place(S, old, new, value)\n"                                 \
   "  if old and not same(old, new) then\n"                                     \
   "    redis.call('HDEL', old.pk, S)\n"                                        \
@@ -388,14 +600,15 @@
   "      end\n"                                                                \
   "    end\n"                                                                  \
   "  end\n"                                                                    \
-  "  if not new then return end\n"                                             \
-  "  redis.call('HSET', new.pk, S, value)\n"                                   \
-  "  if same(old, new) then return end\n"                                      \
+  "  if not new then return 0 end\n"                                           \
+  "  local added = redis.call('HSET', new.pk, S, value)\n"                     \
+  "  if same(old, new) then return added end\n"                                \
   "  redis.call('SADD', P .. ':index:task:' .. enc(new.t), S)\n"               \
   "  redis.call('SADD', P .. ':index:contest:' .. enc(new.c), S)\n"            \
   "  redis.call('SADD', P .. ':index:participant:' .. enc(new.u), S)\n"        \
   "  redis.call('SADD', P .. ':contests', new.c)\n"                            \
   "  redis.call('SADD', P .. ':contest:' .. enc(new.c) .. ':tasks', new.t)\n"  \
+  "  return added\n"                                                           \
   "end\n"                                                                      \
   "\n"                                                                         \
   "-- Writes summary text (s decoded) to the submission hash rec, with the\n"  \
@@ -536,9 +749,13 @@ static const char post_script[] = CHECK_OWNER JOB_OF CONTEST_LIB
     "  local tok = h[2] == '1' or s.tokened == true\n"
     "  write_summary(rec, text, s, tok, 'not scored',\n"
     "                {'job', job, 'entry', id, 'result_entry', rid})\n"
-    "  place(S, old, new, (tok and '1' or '0') .. text)\n"
-    "  touch(old)\n"
-    "  touch(new)\n"
+    "  local value = (tok and '1' or '0') .. text\n"
+    "  if place(S, old, new, value) == 1 and not old then\n"
+    "    touch(new, S, value)\n"
+    "  else\n"
+    "    touch(old)\n"
+    "    touch(new)\n"
+    "  end\n"
     "  local ts = flush()[new.pk]\n"
     "  local code = 1\n"
     "  if is_scored(s) and s.version ~= nil and\n"
@@ -586,6 +803,12 @@ static const char post_script[] = CHECK_OWNER JOB_OF CONTEST_LIB
     "  end\n"
     "  local old = ident(st)\n"
     "  local s = decode(text)\n"
+    "  -- A summary scored from a job the submission no longer holds is\n"
+    "  -- not written: the stored one stands.\n"
+    "  if s and tk.entry ~= nil and\n"
+    "     tk.entry ~= redis.call('HGET', rec, 'entry') then\n"
+    "    s, fullv = nil, ''\n"
+    "  end\n"
     "  if s then\n"
     "    write_summary(rec, text, s, true, 'not scored', {})\n"
     "    st, h = s, text\n"

@@ -116,14 +116,17 @@ typedef struct tally_post_extra_s {
  *   task is also stored as unscored: scored=0, error, the unscored
  *   summary, rev+1; it counts 0 in its task score, which becomes partial.
  *   No event is written for it.
- * - "token": body is {"submission":"S","participant":"u"|null}; record is
- *   S's hash key; extra's summary, when not "", is S's summary rendered
- *   again (stored like a result's), and its full view, when not "", the
- *   view of the "token" event ({"score","max_score"} from the summary
- *   otherwise); a summary given is checked against <p>:taskversions as a
- *   result's is (TALLY_POST_STALE). A token whose participant is not the submission's is
- *   dead-lettered (the error names both). Otherwise tokened=1 is stored;
- *   for a scored submission the task score and rankings are recomputed, a
+ * - "token": body is {"submission":"S","participant":"u"|null}, plus
+ *   "entry":"<id>" when extra comes from S's job scored again: the entry
+ *   field of S's hash when that job was read (extra is then ignored if S
+ *   holds another job by now); record is S's hash key; extra's summary,
+ *   when not "", is S's summary rendered again (stored like a result's,
+ *   and checked against <p>:taskversions as a result's is:
+ *   TALLY_POST_STALE), and its full view, when not "", the view of the
+ *   "token" event ({"score","max_score"} from the summary otherwise). A
+ *   token whose participant is not the submission's is dead-lettered
+ *   (the error names both). Otherwise tokened=1 is stored; for a scored
+ *   submission the task score and rankings are recomputed, a
  *   "token" event is written and the token's <p>:results entry is
  *   {"submission":S,"id":<entry id>,"state":"applied"}; for one not
  *   scored yet the state is "pending", and its next result publishes the

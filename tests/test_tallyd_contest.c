@@ -2,6 +2,8 @@
  * real redis-server: task scores and rankings under each score mode, token
  * jobs, what the public stream and channel may carry, unscored
  * submissions, the automatic rescore child, and the pid file. */
+#include "cli_fixture.h"
+#include "scoretypes/scoremode.h"
 #include "tallyd_fixture.h"
 
 #include <cjson/cJSON.h>
@@ -652,4 +654,280 @@ Test(tallyd_contest, writes_its_pid_file_and_removes_it_at_exit) {
   cr_expect_str_eq(line, want);
   stop_daemon();
   cr_expect_neq(access(pidfile, F_OK), 0, "the pid file is removed");
+}
+
+/* From-scratch recomputation: the task scores and rankings of contest c1
+ * worked out again from the pt hashes with tally_task_score, and the pt
+ * hashes checked against the submission records. */
+
+typedef struct entry_s {
+  char id[64];
+  double timestamp;
+  tally_submission_t sub;
+  cJSON *summary;
+} entry_t;
+
+static int by_time_then_id(const void *a, const void *b) {
+  const entry_t *x = a, *y = b;
+  if (x->timestamp != y->timestamp)
+    return x->timestamp < y->timestamp ? -1 : 1;
+  return strcmp(x->id, y->id);
+}
+
+static void read_side(tally_score_side_t *side, const cJSON *summary,
+                      const char *score, const char *subtasks) {
+  side->score = num(summary, score);
+  const cJSON *subs = cJSON_GetObjectItem(summary, subtasks);
+  side->not_compiled = cJSON_IsFalse(cJSON_GetObjectItem(summary, "compiled"));
+  if (cJSON_IsArray(subs) && cJSON_GetArraySize(subs) > 0) {
+    side->nsubtasks = (size_t)cJSON_GetArraySize(subs);
+    side->subtasks = calloc(side->nsubtasks, sizeof(double));
+    for (size_t i = 0; i < side->nsubtasks; i++)
+      side->subtasks[i] = cJSON_GetArrayItem(subs, (int)i)->valuedouble;
+  }
+}
+
+/* Recomputes the task score of user on task from its pt hash, checking
+ * each entry against the submission record; returns the number of
+ * problems, printed. */
+static int recompute(const char *user, const char *task,
+                     tally_task_score_t *out) {
+  redisReply *r = redisCommand(c, "HGETALL tally:pt:c1:%s:%s", user, task);
+  cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+  size_t n = r->elements / 2;
+  entry_t *e = calloc(n ? n : 1, sizeof(*e));
+  int problems = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *id = r->element[2 * i]->str, *v = r->element[2 * i + 1]->str;
+    snprintf(e[i].id, sizeof(e[i].id), "%s", id);
+    e[i].summary = cJSON_Parse(v + 1);
+    cr_assert_not_null(e[i].summary, "%s: %s", id, v);
+    char *stored = sub_field(id, "summary");
+    char *tokened = sub_field(id, "tokened");
+    if (stored == NULL || strcmp(stored, v + 1) != 0 || tokened == NULL ||
+        tokened[0] != v[0]) {
+      problems++;
+      fprintf(stderr, "pt entry of %s is %s; its record: %s, tokened %s\n", id,
+              v, stored, tokened);
+    }
+    free(stored);
+    free(tokened);
+    tally_submission_init(&e[i].sub);
+    e[i].timestamp = num(e[i].summary, "timestamp");
+    e[i].sub.timestamp = e[i].timestamp;
+    e[i].sub.official =
+        !cJSON_IsFalse(cJSON_GetObjectItem(e[i].summary, "official"));
+    e[i].sub.tokened = v[0] == '1';
+    e[i].sub.scored =
+        !cJSON_IsFalse(cJSON_GetObjectItem(e[i].summary, "scored"));
+    if (e[i].sub.scored) {
+      read_side(&e[i].sub.priv, e[i].summary, "score", "subtasks");
+      read_side(&e[i].sub.pub, e[i].summary, "public_score", "public_subtasks");
+    }
+  }
+  freeReplyObject(r);
+  qsort(e, n, sizeof(*e), by_time_then_id);
+  /* The mode of the newest scored summary. */
+  tally_score_mode_t mode = TALLY_MODE_MAX_SUBTASK;
+  int precision = 0;
+  tally_rounding_t rounding = TALLY_ROUND_SUBTASK;
+  for (size_t i = n; i-- > 0;) {
+    if (!e[i].sub.scored)
+      continue;
+    cr_assert_eq(tally_score_mode_parse(str(e[i].summary, "score_mode"), &mode),
+                 0);
+    precision = (int)num(e[i].summary, "score_precision");
+    rounding = strcmp(str(e[i].summary, "score_rounding"), "none") == 0
+                   ? TALLY_ROUND_NONE
+                   : TALLY_ROUND_SUBTASK;
+    break;
+  }
+  tally_submission_t *subs = calloc(n ? n : 1, sizeof(*subs));
+  for (size_t i = 0; i < n; i++)
+    subs[i] = e[i].sub;
+  cr_assert_eq(tally_task_score(mode, precision, rounding, subs, n, out), 0);
+  free(subs);
+  for (size_t i = 0; i < n; i++) {
+    tally_submission_close(&e[i].sub);
+    cJSON_Delete(e[i].summary);
+  }
+  free(e);
+  return problems;
+}
+
+/* Checks every task score and both rankings of c1 against a recomputation;
+ * returns the number of problems, printed. */
+static int check_contest_state(void) {
+  int problems = 0;
+  redisReply *tasks_r = redisCommand(c, "SORT tally:contest:c1:tasks ALPHA");
+  redisReply *users = redisCommand(c, "ZRANGE tally:ranking:c1 0 -1");
+  cr_assert(tasks_r && tasks_r->type == REDIS_REPLY_ARRAY);
+  cr_assert(users && users->type == REDIS_REPLY_ARRAY);
+  cr_expect_gt(users->elements, 0);
+  for (size_t u = 0; u < users->elements; u++) {
+    const char *user = users->element[u]->str;
+    double total = 0, public_total = 0;
+    for (size_t t = 0; t < tasks_r->elements; t++) {
+      const char *task = tasks_r->element[t]->str;
+      tally_task_score_t want;
+      problems += recompute(user, task, &want);
+      cJSON *got = taskscore(user, task);
+      if (got == NULL) {
+        if (want.submissions > 0 || want.partial) {
+          problems++;
+          fprintf(stderr, "%s on %s: no task score\n", user, task);
+        }
+        continue;
+      }
+      if (num(got, "score") != want.score ||
+          num(got, "public_score") != want.public_score ||
+          cJSON_IsTrue(cJSON_GetObjectItem(got, "partial")) != want.partial) {
+        problems++;
+        char *text = cJSON_PrintUnformatted(got);
+        fprintf(stderr, "%s on %s: %s, recomputed %.17g, %.17g, %d\n", user,
+                task, text, want.score, want.public_score, want.partial);
+        free(text);
+      }
+      total += num(got, "score");
+      public_total += num(got, "public_score");
+      cJSON_Delete(got);
+    }
+    double rank = ranked(user, false), public_rank = ranked(user, true);
+    if (rank != total || public_rank != public_total) {
+      problems++;
+      fprintf(stderr,
+              "%s: ranked %.17g and %.17g, task scores sum %.17g and "
+              "%.17g\n",
+              user, rank, public_rank, total, public_total);
+    }
+  }
+  freeReplyObject(tasks_r);
+  freeReplyObject(users);
+  return problems;
+}
+
+/* A job with random outcomes for a random participant of c1. */
+static void push_random(unsigned *seed, int i) {
+  static const char *const users[] = {"u1", "u2", "u3", "u4", "u5"};
+  static const char *const outcomes[] = {"0", "0.5", "1", "1"};
+  const char *user = users[rand_r(seed) % 5];
+  char sub[32], evals[256];
+  /* Every tenth job replaces an earlier submission. */
+  snprintf(sub, sizeof(sub), "r-%d", i % 10 == 9 ? (int)(rand_r(seed) % i) : i);
+  int task = (int)(rand_r(seed) % 3);
+  const char *o[3];
+  for (int k = 0; k < 3; k++)
+    o[k] = outcomes[rand_r(seed) % 4];
+  if (task == 0)
+    snprintf(evals, sizeof(evals), "{\"a0\":%s,\"b0\":%s,\"b1\":%s}", o[0],
+             o[1], o[2]);
+  else if (task == 1)
+    snprintf(evals, sizeof(evals), "{\"x\":%s,\"y\":%s}", o[0], o[1]);
+  else
+    snprintf(evals, sizeof(evals), "{\"p\":%s,\"q\":%s}", o[0], o[1]);
+  char job[512];
+  snprintf(job, sizeof(job),
+           "{\"submission\":\"%s\",\"participant\":\"%s\",\"task\":\"%s\","
+           "\"contest\":\"c1\",\"timestamp\":%u,\"official\":%s,"
+           "\"evaluations\":%s}",
+           sub, user,
+           task == 0   ? "alpha"
+           : task == 1 ? "beta"
+                       : "gamma",
+           rand_r(seed) % 40, rand_r(seed) % 8 == 0 ? "false" : "true", evals);
+  td_push(c, job, NULL);
+  if (i % 25 == 24) {
+    /* A token, on a submission that may not be scored yet. */
+    char token[128];
+    snprintf(token, sizeof(token),
+             "{\"type\":\"token\",\"submission\":\"r-%d\"}",
+             (int)(rand_r(seed) % (unsigned)(i + 5)));
+    td_push(c, token, NULL);
+  }
+}
+
+/* How many members of <p>:stale were scored with another version than
+ * their task's current one, printing them when asked. A member scored
+ * with the current one may be left: a result that a new worker scored
+ * before the rescore recorded the new version is marked stale, and a
+ * rescore that finds its summary unchanged does not write it. */
+static int stale_left(bool print) {
+  int left = 0;
+  redisReply *r = redisCommand(c, "SMEMBERS tally:stale");
+  for (size_t i = 0; r && i < r->elements; i++) {
+    const char *sub = r->element[i]->str;
+    char *summary = sub_field(sub, "summary");
+    cJSON *s = summary ? cJSON_Parse(summary) : NULL;
+    char *current = hget("tally:taskversions", str(s, "task"));
+    if (current == NULL || strcmp(current, str(s, "version")) != 0) {
+      left++;
+      if (print)
+        fprintf(stderr, "stale: %s, current version %s: %s\n", sub, current,
+                summary);
+    }
+    free(current);
+    cJSON_Delete(s);
+    free(summary);
+  }
+  freeReplyObject(r);
+  return left;
+}
+
+static int log_count(const char *text) {
+  char *log = tc_slurp(daemon_.log);
+  int n = count(log, text);
+  free(log);
+  return n;
+}
+
+Test(tallyd_contest, agrees_with_a_recomputation_after_a_rescore_among_posts) {
+  unsigned seed = 20261121;
+  int jobs = 0;
+  for (; jobs < 300; jobs++)
+    push_random(&seed, jobs);
+  const char *args[] = {"--batch", "2", NULL};
+  start_daemon(args);
+  td_wait_outcomes(c, 100, WAIT_MS);
+  /* A new config for two tasks, while jobs are being posted. */
+  put_file(tasks, "alpha.json",
+           "{\"name\":\"alpha\",\"score_type\":\"GroupMin\","
+           "\"score_type_parameters\":[[50,[\"a0\"]],[50,[\"b0\",\"b1\"]]],"
+           "\"testcases\":{\"a0\":true,\"b0\":true,\"b1\":false},"
+           "\"score_mode\":\"max_subtask\"}");
+  put_file(tasks, "gamma.json",
+           "{\"name\":\"gamma\",\"score_type\":\"Sum\","
+           "\"score_type_parameters\":20,\"testcases\":{\"p\":true,"
+           "\"q\":false},\"score_mode\":\"max_tokened_last\"}");
+  td_signal(&daemon_, SIGHUP);
+  for (; jobs < 600; jobs++)
+    push_random(&seed, jobs);
+  wait_outcomes(600 + 600 / 25);
+  /* Every rescore asked for has run, and nothing is left stale. */
+  wait_log_count("rescore.start", 2);
+  int quiet = 0;
+  for (int waited = 0; waited < WAIT_MS && quiet < 10; waited += 100) {
+    int started = log_count("rescore.start");
+    int ended = log_count("rescore.done") + log_count("rescore.failed");
+    quiet = started == ended && stale_left(false) == 0 ? quiet + 1 : 0;
+    td_sleep_ms(100);
+  }
+  if (quiet < 10)
+    stale_left(true);
+  require(quiet >= 10, "the rescores never settled");
+  cr_expect_not(td_log_has(&daemon_, "rescore.failed"));
+
+  /* A rescore from scratch would change nothing... */
+  char dir[64];
+  tc_setup(dir, sizeof(dir), "contest");
+  const char *argv[] = {"rescore",   "--redis", server.url,  "--tasks", tasks,
+                        "--contest", "c1",      "--dry-run", "--json",  NULL};
+  tc_run_t run = tc_run(argv, NULL, NULL);
+  cr_expect_eq(run.status, 0, "%s", run.err);
+  cr_expect(strstr(run.out, "\"changed\":0,") != NULL, "%s", run.out);
+  tc_run_free(&run);
+  tc_teardown();
+  /* ...and the task scores and rankings are what the pt hashes give. */
+  int problems = check_contest_state();
+  require(problems == 0, "%d problems in the contest state", problems);
+  stop_daemon();
 }
