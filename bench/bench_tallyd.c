@@ -194,8 +194,43 @@ static struct {
   char *result_tail[NDISTINCT]; /* from "," after the submission to
                                    before the closing brace */
   size_t result_tail_len[NDISTINCT];
-  double job_bytes; /* average, for job numbers of 6 digits */
+  size_t eval_off[NDISTINCT]; /* where "evaluations" starts in job_tail */
+  double job_bytes;           /* average, for job numbers of 6 digits */
 } corpus;
+
+/* With --contest P: the number of participants (0: the jobs as above).
+ * Job n then names contest "bench", a participant drawn from P by a hash
+ * of n, and timestamp n, so that each place (contest, participant, task)
+ * gathers submissions in time order, about count / P of them in a run. */
+static long contest_participants;
+
+/* The participant of job n under --contest: a fixed hash of n, so that
+ * every run sees the same draw. */
+static long contest_participant(long n) {
+  uint64_t x = (uint64_t)n + 0x9e3779b97f4a7c15u;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  x ^= x >> 31;
+  return (long)(x % (uint64_t)contest_participants);
+}
+
+/* Appends job n's text to job: byte for byte the jobs of the default
+ * runs, or with --contest the same evaluations after the contest members
+ * above. */
+static void write_job(tally_buf_t *job, long n) {
+  int d = (int)(n % NDISTINCT);
+  bench_putf(job, JOB_HEAD, n);
+  if (contest_participants == 0) {
+    tally_buf_put(job, corpus.job_tail[d], corpus.job_tail_len[d]);
+    return;
+  }
+  bench_putf(job,
+             "\"task\": \"bench\", \"contest\": \"bench\", "
+             "\"participant\": \"p%05ld\", \"timestamp\": %ld, ",
+             contest_participant(n), n);
+  tally_buf_put(job, corpus.job_tail[d] + corpus.eval_off[d],
+                corpus.job_tail_len[d] - corpus.eval_off[d]);
+}
 
 /* Builds the distinct jobs and, with the engine, their results. */
 static void make_corpus(const char *task_text, size_t task_len) {
@@ -224,11 +259,17 @@ static void make_corpus(const char *task_text, size_t task_len) {
     write_job_tail(&tail, n);
     corpus.job_tail[n] = tail.data;
     corpus.job_tail_len[n] = tail.len;
+    const char *ev = strstr(tail.data, "\"evaluations\"");
+    if (ev == NULL)
+      die("job %d has no evaluations", n);
+    corpus.eval_off[n] = (size_t)(ev - tail.data);
 
+    tally_buf_reset(&job);
+    write_job(&job, 100000l + n);
+    bytes += (double)job.len;
     tally_buf_reset(&job);
     bench_putf(&job, JOB_HEAD, 100000l);
     tally_buf_put(&job, tail.data, tail.len);
-    bytes += (double)job.len;
     tally_buf_reset(&out);
     if (tally_engine_score(&e, job.data, job.len, NULL, &out) != 0)
       die("job %d does not score: %s", n, e.err);
@@ -448,11 +489,8 @@ static bool push_batch(run_t *r, redisContext *c, tally_buf_t *job, long from,
   char key[64];
   snprintf(key, sizeof(key), "%s:jobs", r->prefix);
   for (long i = from; i < to; i++) {
-    long n = r->first + i;
-    int d = (int)(n % NDISTINCT);
     tally_buf_reset(job);
-    bench_putf(job, JOB_HEAD, n);
-    tally_buf_put(job, corpus.job_tail[d], corpus.job_tail_len[d]);
+    write_job(job, r->first + i);
     const char *argv[] = {"XADD", key, "*", "job", job->data};
     size_t lens[] = {4, strlen(key), 1, 3, job->len};
     if (redisAppendCommandArgv(c, 5, argv, lens) != REDIS_OK) {
@@ -1065,7 +1103,7 @@ static void warm_up(redisContext *ctl, const char *sock, const char *prefix,
 /* ---- Main --------------------------------------------------------------- */
 
 typedef struct opts_s {
-  long jobs, rate, tick_ms;
+  long jobs, rate, tick_ms, contest;
   double seconds;
   unsigned workers, batch;
   unsigned bare_depth;
@@ -1077,7 +1115,7 @@ static const char usage[] =
     "usage: bench_tallyd [--jobs N] [--workers N] [--batch N] [--rate R]\n"
     "                    [--seconds S] [--tick-ms MS] [--aof] [--skip-bare]\n"
     "                    [--skip-steady] [--bare-depth N] [--bare-plain]\n"
-    "                    [--tallyd PATH] [--redis-server PATH]\n"
+    "                    [--contest P] [--tallyd PATH] [--redis-server PATH]\n"
     "\n"
     "  --jobs N             jobs in the throughput runs (default 200000)\n"
     "  --workers N          tallyd --workers (default 2)\n"
@@ -1093,6 +1131,10 @@ static const char usage[] =
     "                       tallyd)\n"
     "  --bare-plain         the bare cycle posts with MULTI and plain\n"
     "                       commands, not a script\n"
+    "  --contest P          jobs of contest \"bench\" from P participants\n"
+    "                       (drawn by a hash of the job number), with\n"
+    "                       increasing timestamps (default: the jobs of\n"
+    "                       500 participants, all at timestamp 0)\n"
     "  --tallyd PATH        default: tallyd beside this program\n"
     "  --redis-server PATH  default: redis-server on PATH\n";
 
@@ -1134,6 +1176,8 @@ static void parse_opts(opts_t *o, int argc, char **argv) {
       o->tick_ms = num_arg(argc, argv, &i, 1, 1000);
     else if (strcmp(a, "--bare-depth") == 0)
       o->bare_depth = (unsigned)num_arg(argc, argv, &i, 1, 64);
+    else if (strcmp(a, "--contest") == 0)
+      o->contest = num_arg(argc, argv, &i, 1, 100000000);
     else if (strcmp(a, "--bare-plain") == 0)
       o->bare_plain = true;
     else if (strcmp(a, "--aof") == 0)
@@ -1266,6 +1310,7 @@ int main(int argc, char **argv) {
   snprintf(tasks, sizeof(tasks), "%s/tasks", g.dir);
   snprintf(path, sizeof(path), "%s/bench.json", tasks);
 
+  contest_participants = o.contest;
   tally_buf_t task;
   tally_buf_init(&task);
   bench_write_task(&task, PER_SUBTASK);
@@ -1291,6 +1336,10 @@ int main(int argc, char **argv) {
   printf("jobs: GroupMin, %d testcases in %d subtasks, evaluations as "
          "objects; %.0f bytes of job JSON per job\n",
          BENCH_NSUBTASKS * PER_SUBTASK, BENCH_NSUBTASKS, corpus.job_bytes);
+  if (o.contest > 0)
+    printf("contest: %ld participants, a hash of the job number picks each "
+           "job's; timestamps increase\n",
+           o.contest);
 
   start_tallyd(&o, ctl, url, tasks);
   warm_up(ctl, sock, "tally", g.tallyd);

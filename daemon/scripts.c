@@ -452,11 +452,16 @@
   "  return st\n"                                                              \
   "end\n"                                                                      \
   "\n"                                                                         \
+  "-- The JSON of task score ts, as <p>:taskscores holds it.\n"                \
+  "local function score_json(ts)\n"                                            \
+  "  return '{\"score\":' .. num(ts.score) .. ',\"public_score\":' ..\n"       \
+  "    num(ts.public_score) .. ',\"partial\":' .. bool(ts.partial) ..\n"       \
+  "    ',\"submissions\":' .. ts.submissions .. '}'\n"                         \
+  "end\n"                                                                      \
+  "\n"                                                                         \
   "-- Stores task score ts of d, and the place cache (nil: none).\n"           \
   "local function store(d, ck, ts, cache)\n"                                   \
-  "  redis.call('HSET', d.tk, d.t, '{\"score\":' .. num(ts.score) ..\n"        \
-  "    ',\"public_score\":' .. num(ts.public_score) .. ',\"partial\":' ..\n"   \
-  "    bool(ts.partial) .. ',\"submissions\":' .. ts.submissions .. '}')\n"    \
+  "  redis.call('HSET', d.tk, d.t, score_json(ts))\n"                          \
   "  if cache then\n"                                                          \
   "    redis.call('SET', ck, cache)\n"                                         \
   "  else\n"                                                                   \
