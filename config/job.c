@@ -16,8 +16,12 @@ void tally_job_init(tally_job_t *job) {
 
 void tally_job_close(tally_job_t *job) {
   cJSON_Delete(job->root);
+  cJSON_Delete(job->made);
   free(job->evals);
   free(job->seen);
+  free(job->admin);
+  tally_text_free(&job->tt.message);
+  tally_text_free(&job->tt.admin);
   memset(job, 0, sizeof(*job));
 }
 
@@ -229,8 +233,68 @@ static int decode_eval(const cJSON *v, tally_eval_t *ev, unsigned flags,
   return 0;
 }
 
+/* Runs the task type on testcase at (its evaluation v, NULL when
+ * missing) and stores what it made in job->evals[at], job->made and
+ * job->admin[at]. */
+static int evaluate(tally_job_t *job, const tally_task_t *task, size_t at,
+                    const cJSON *v, char *err, size_t errlen) {
+  tally_tt_eval_t *tt = &job->tt;
+  tt->outcome = 0.0;
+  tt->time = tt->memory = NULL;
+  if (tally_text_set(&tt->message, "", 0) != 0 ||
+      tally_text_set(&tt->admin, "", 0) != 0)
+    return TALLY_ENOMEM;
+  tally_tt_input_t in = {
+      .codename = task->testcases[at].codename,
+      .eval = v,
+      .expected = task->expected != NULL ? &task->expected[at] : NULL,
+      .comparator = task->comparator,
+      .comparator_state = task->comparator_state,
+  };
+  int rc = task->task_type->evaluate(&in, tt, err, errlen);
+  if (rc != 0)
+    return rc;
+  if (!(tt->outcome >= 0.0 && tt->outcome <= 1.0))
+    return eval_error(err, errlen, in.codename, NULL,
+                      "task type %s gave no outcome in [0, 1]",
+                      task->task_type->name);
+  tally_eval_t *ev = &job->evals[at];
+  ev->outcome = tt->outcome;
+  ev->time = tt->time;
+  ev->memory = tt->memory;
+  cJSON *text = cJSON_CreateArray();
+  cJSON *msg = cJSON_CreateString(tt->message.data);
+  if (text != NULL)
+    cJSON_AddItemToArray(job->made, text);
+  if (text == NULL || msg == NULL) {
+    cJSON_Delete(msg);
+    return TALLY_ENOMEM;
+  }
+  cJSON_AddItemToArray(text, msg);
+  ev->text = text;
+  job->admin[at] = NULL;
+  if (tt->admin.len > 0) {
+    cJSON *admin = cJSON_CreateString(tt->admin.data);
+    if (admin == NULL)
+      return TALLY_ENOMEM;
+    cJSON_AddItemToArray(job->made, admin);
+    job->admin[at] = admin;
+    job->has_admin = true;
+  }
+  return 0;
+}
+
+/* Writes the error for an out-of-memory code, and passes other codes
+ * through. */
+static int oom_error(int rc, char *err, size_t errlen) {
+  if (rc == TALLY_ENOMEM)
+    snprintf(err, errlen, "out of memory");
+  return rc;
+}
+
 int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
                    size_t errlen) {
+  job->has_admin = false;
   if (!job->evaluated)
     return 0;
   size_t n = task->ntestcases;
@@ -243,9 +307,19 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
     if (seen == NULL)
       return job_error(err, errlen, "out of memory");
     job->seen = seen;
+    const cJSON **admin = realloc(job->admin, n * sizeof(*admin));
+    if (admin == NULL)
+      return job_error(err, errlen, "out of memory");
+    job->admin = admin;
     job->evals_cap = n;
   }
   memset(job->seen, 0, n);
+  bool typed = task->task_type != NULL && task->task_type->evaluate != NULL;
+  if (typed) {
+    cJSON_Delete(job->made);
+    if ((job->made = cJSON_CreateArray()) == NULL)
+      return job_error(err, errlen, "out of memory");
+  }
 
   /* Platforms mostly send evaluations in codename order, so the testcase
    * after the previous one is tried before the binary search. */
@@ -262,9 +336,19 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
     if (job->seen[at])
       return eval_error(err, errlen, m->string, NULL, "testcase appears twice");
     job->seen[at] = 1;
-    int rc = decode_eval(m, &job->evals[at], task->type->flags, err, errlen);
+    int rc =
+        typed ? evaluate(job, task, (size_t)at, m, err, errlen)
+              : decode_eval(m, &job->evals[at], task->type->flags, err, errlen);
     if (rc != 0)
-      return rc;
+      return oom_error(rc, err, errlen);
+  }
+  if (typed && (task->task_type->flags & TALLY_TT_MISSING_OK)) {
+    for (size_t i = 0; i < n; i++) {
+      int rc = job->seen[i] ? 0 : evaluate(job, task, i, NULL, err, errlen);
+      if (rc != 0)
+        return oom_error(rc, err, errlen);
+    }
+    return 0;
   }
   size_t missing = 0, first = 0;
   for (size_t i = 0; i < n; i++) {

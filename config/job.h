@@ -4,6 +4,7 @@
 #define TALLY_JOB_H
 
 #include "../scoretypes/scoretype.h"
+#include "../tasktypes/tasktype.h"
 
 /* The job key "type": a job to score, or a token used on a submission. */
 typedef enum tally_job_type_e {
@@ -22,6 +23,14 @@ typedef struct tally_job_s {
   tally_eval_t *evals;      /* after tally_job_bind: one per testcase */
   size_t evals_cap;
   unsigned char *seen; /* scratch for tally_job_bind */
+  /* For task types that evaluate (batch, output_only), after
+   * tally_job_bind: made owns the text lists evals point to and the admin
+   * texts; admin[i] is testcase i's admin text (a string node), or NULL.
+   * has_admin says whether any testcase has one. */
+  cJSON *made;
+  const cJSON **admin;
+  bool has_admin;
+  tally_tt_eval_t tt; /* scratch for the task type */
 } tally_job_t;
 
 /* A job struct is reused from job to job; close frees its buffers. */
@@ -39,7 +48,12 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
 /* Matches the job's evaluations to task's testcases, filling job->evals.
  * Returns 0, or TALLY_EJOB with err naming the codename and the problem:
  * a missing or unknown testcase, or an outcome that is not finite or, for
- * types with TALLY_SCORE_UNIT_OUTCOMES, outside [0, 1]. */
+ * types with TALLY_SCORE_UNIT_OUTCOMES, outside [0, 1]. For a task whose
+ * task type evaluates, each evaluation goes through the type instead
+ * (docs/tasktypes.md), which fills the outcome, a text list with its
+ * message, time, memory and the admin texts; a missing testcase is an
+ * error only for types without TALLY_TT_MISSING_OK. May also return
+ * TALLY_ENOMEM. */
 int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
                    size_t errlen);
 

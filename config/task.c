@@ -24,6 +24,10 @@ enum {
   KEY_TIME_LIMIT,
   KEY_SCORE_MODE,
   KEY_FEEDBACK_LEVEL,
+  KEY_TASK_TYPE,
+  KEY_COMPARATOR,
+  KEY_COMPARATOR_PARAMETERS,
+  KEY_DATA_DIR,
 };
 
 static const tally_cfg_key_t task_keys[] = {
@@ -45,6 +49,12 @@ static const tally_cfg_key_t task_keys[] = {
     [KEY_FEEDBACK_LEVEL] = {"feedback_level", tally_cfg_set_enum,
                             offsetof(tally_task_t, feedback_level), 0, 0, 0,
                             feedback_names},
+    [KEY_TASK_TYPE] = {"task_type", NULL, 0, 0, 0, 0, NULL},
+    [KEY_COMPARATOR] = {"comparator", NULL, 0, 0, 0, 0, NULL},
+    [KEY_COMPARATOR_PARAMETERS] = {"comparator_parameters", NULL, 0, 0, 0, 0,
+                                   NULL},
+    [KEY_DATA_DIR] = {"data_dir", tally_cfg_set_string,
+                      offsetof(tally_task_t, data_dir), 0, 0, 0, NULL},
     {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
@@ -126,6 +136,104 @@ static int decode_testcases(tally_task_t *task, const cJSON *v, tally_diag_t *d,
   return rc;
 }
 
+/* The comparator a task of a type that compares outputs uses when it
+ * names none. */
+#define DEFAULT_COMPARATOR TALLY_COMPARATOR_DEFAULT
+
+/* Decodes task_type, comparator, comparator_parameters and data_dir. */
+static int decode_task_type(tally_task_t *task, const tally_registry_t *reg,
+                            const cJSON **found, tally_diag_t *d,
+                            tally_jpath_t *path) {
+  int rc = 0;
+  char known[256];
+  task->task_type = &tally_task_type_outcomes;
+  const cJSON *tt = found[KEY_TASK_TYPE];
+  if (tt != NULL) {
+    size_t old = tally_jpath_key(path, "task_type");
+    const tally_task_type_t *type = NULL;
+    if (!cJSON_IsString(tt)) {
+      rc = tally_diag_add(d, path, "must be a string");
+    } else if ((type = tally_registry_find_task_type(reg, tt->valuestring)) ==
+               NULL) {
+      tally_registry_task_type_names(reg, known, sizeof(known));
+      rc = tally_diag_add(d, path, "unknown task type \"%s\" (known: %s)",
+                          tt->valuestring, known);
+    } else {
+      task->task_type = type;
+    }
+    tally_jpath_restore(path, old);
+    if (rc != 0)
+      return rc;
+  }
+  bool compares = (task->task_type->flags & (TALLY_TT_EXPECTED_REQUIRED |
+                                             TALLY_TT_EXPECTED_OPTIONAL)) != 0;
+  static const int output_keys[] = {KEY_COMPARATOR, KEY_COMPARATOR_PARAMETERS,
+                                    KEY_DATA_DIR};
+  if (!compares) {
+    for (size_t i = 0; i < sizeof(output_keys) / sizeof(output_keys[0]); i++) {
+      if (found[output_keys[i]] == NULL)
+        continue;
+      size_t old = tally_jpath_key(path, task_keys[output_keys[i]].name);
+      rc = tally_diag_add(d, path,
+                          "a task of type %s has no expected outputs to "
+                          "compare (only batch and output_only tasks do)",
+                          task->task_type->name);
+      tally_jpath_restore(path, old);
+    }
+    return rc;
+  }
+
+  /* The data folder lies under the task's folder, so that tallyd's
+   * snapshot of the configs can hold it at the same place. */
+  const char *dd = task->data_dir;
+  if (dd != NULL &&
+      (dd[0] == '/' || strcmp(dd, "..") == 0 || strncmp(dd, "../", 3) == 0 ||
+       strstr(dd, "/../") != NULL ||
+       (strlen(dd) >= 3 && strcmp(dd + strlen(dd) - 3, "/..") == 0))) {
+    size_t old = tally_jpath_key(path, "data_dir");
+    rc = tally_diag_add(d, path,
+                        "must be a folder under the task file's folder (a "
+                        "relative path without ..)");
+    tally_jpath_restore(path, old);
+  }
+
+  const cJSON *c = found[KEY_COMPARATOR];
+  const char *name = DEFAULT_COMPARATOR;
+  if (c != NULL) {
+    size_t old = tally_jpath_key(path, "comparator");
+    if (!cJSON_IsString(c))
+      rc = tally_diag_add(d, path, "must be a string");
+    else
+      name = c->valuestring;
+    task->comparator_given = true;
+    if (rc == 0 && (task->comparator =
+                        tally_registry_find_comparator(reg, name)) == NULL) {
+      tally_registry_comparator_names(reg, known, sizeof(known));
+      rc = tally_diag_add(d, path, "unknown comparator \"%s\" (known: %s)",
+                          name, known);
+    }
+    tally_jpath_restore(path, old);
+  } else if ((task->comparator = tally_registry_find_comparator(
+                  reg, DEFAULT_COMPARATOR)) == NULL) {
+    rc = tally_diag_add(d, NULL, "the default comparator %s is not available",
+                        DEFAULT_COMPARATOR);
+  }
+  if (rc != 0)
+    return rc;
+
+  const cJSON *params = found[KEY_COMPARATOR_PARAMETERS];
+  size_t old = tally_jpath_key(path, "comparator_parameters");
+  if (task->comparator->parse != NULL) {
+    if (task->comparator->parse(params, &task->comparator_state, d, path) != 0)
+      rc = TALLY_ECONFIG;
+  } else if (params != NULL) {
+    rc = tally_diag_add(d, path, "comparator %s takes no parameters",
+                        task->comparator->name);
+  }
+  tally_jpath_restore(path, old);
+  return rc;
+}
+
 int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
                      tally_diag_t *d, tally_task_t **out) {
   *out = NULL;
@@ -178,6 +286,9 @@ int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
     tally_jpath_init(&path);
   }
 
+  rc |= decode_task_type(task, reg, found, d, &path);
+  tally_jpath_init(&path);
+
   int tc_rc = 0;
   if (found[KEY_TESTCASES] != NULL) {
     tally_jpath_key(&path, "testcases");
@@ -215,8 +326,16 @@ void tally_task_free(tally_task_t *task) {
     tally__group_free(task);
   else if (task->type != NULL && task->state != NULL && task->type->free)
     task->type->free(task->state);
-  for (size_t i = 0; i < task->ntestcases; i++)
+  if (task->comparator != NULL && task->comparator_state != NULL &&
+      task->comparator->free != NULL)
+    task->comparator->free(task->comparator_state);
+  for (size_t i = 0; i < task->ntestcases; i++) {
     free(task->testcases[i].codename);
+    if (task->expected != NULL)
+      free(task->expected[i].data);
+  }
+  free(task->expected);
+  free(task->data_dir);
   free(task->testcases);
   free(task->name);
   free(task);

@@ -49,9 +49,10 @@ typedef struct tallyd_s {
 } tallyd_t;
 
 /* The task configs the workers load are a private copy, a snapshot, made
- * when tallyd starts and on each accepted SIGHUP. A file edited on disk,
- * even a broken one, then never reaches a worker that starts later (after
- * a crash, say); only a reload that passes the check does. */
+ * when tallyd starts and on each accepted SIGHUP, with the data folders of
+ * their expected outputs. A file edited on disk, even a broken one, then
+ * never reaches a worker that starts later (after a crash, say); only a
+ * reload that passes the check does. */
 
 /* Formats into buf; returns 0, or -1 when the text did not fit. */
 static int format(char *buf, size_t len, const char *fmt, ...)
@@ -65,17 +66,22 @@ static int format(char *buf, size_t len, const char *fmt, ...) {
   return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* Removes the files of dir and dir itself (one level: that is all a
- * snapshot holds). */
+/* Removes the files and folders of dir and dir itself (a snapshot holds
+ * task configs and the data folders of their expected outputs). */
 static void remove_dir(const char *dir) {
   DIR *d = opendir(dir);
   if (d != NULL) {
     struct dirent *e;
     char path[PATH_MAX];
+    struct stat st;
     while ((e = readdir(d)) != NULL) {
       if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
         continue;
-      if (format(path, sizeof(path), "%s/%s", dir, e->d_name) == 0)
+      if (format(path, sizeof(path), "%s/%s", dir, e->d_name) != 0)
+        continue;
+      if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        remove_dir(path);
+      else
         unlink(path);
     }
     closedir(d);
@@ -96,6 +102,80 @@ static int copy_file(const char *from, const char *to, char *err,
     rc = TALLY_EIO;
   }
   free(text);
+  return rc;
+}
+
+/* The data folder of the task file at path, relative to the file's
+ * folder, into rel: its data_dir, or its name with .data for .json
+ * (docs/tasktypes.md). */
+static void data_rel(const char *path, char *rel, size_t len) {
+  const char *base = strrchr(path, '/');
+  base = base != NULL ? base + 1 : path;
+  size_t n = strlen(base);
+  if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+    n -= 5;
+  format(rel, len, "%.*s.data", (int)n, base);
+  char *text, err[256];
+  size_t tlen;
+  if (tally_read_file(path, &text, &tlen, err, sizeof(err)) != 0)
+    return;
+  cJSON *root = cJSON_ParseWithLength(text, tlen);
+  const cJSON *dd = cJSON_GetObjectItemCaseSensitive(root, "data_dir");
+  if (cJSON_IsString(dd) && dd->valuestring[0] != '\0')
+    format(rel, len, "%s", dd->valuestring);
+  cJSON_Delete(root);
+  free(text);
+}
+
+/* Copies the data folder of the task file from (its files, one level)
+ * into the same place relative to the snapshot folder dest, making the
+ * folders on the way. A task without one, or with a data_dir the task
+ * decoder refuses, copies nothing: checking the snapshot reports it. */
+static int copy_data(const char *from, const char *dest, char *err,
+                     size_t errlen) {
+  char rel[PATH_MAX], src[PATH_MAX], dst[PATH_MAX];
+  data_rel(from, rel, sizeof(rel));
+  if (rel[0] == '/' || strcmp(rel, "..") == 0 || strncmp(rel, "../", 3) == 0 ||
+      strstr(rel, "/../") != NULL)
+    return 0;
+  const char *slash = strrchr(from, '/');
+  int dlen = slash != NULL ? (int)(slash - from) + 1 : 0;
+  if (format(src, sizeof(src), "%.*s%s", dlen, from, rel) ||
+      format(dst, sizeof(dst), "%s/%s", dest, rel)) {
+    format(err, errlen, "%s: path too long", from);
+    return TALLY_EINVAL;
+  }
+  DIR *d = opendir(src);
+  if (d == NULL)
+    return 0;
+  int rc = 0;
+  /* Each folder on the way, then dst itself. */
+  for (char *p = dst + strlen(dest) + 1; rc == 0; p++) {
+    if (*p != '/' && *p != '\0')
+      continue;
+    char c = *p;
+    *p = '\0';
+    if (mkdir(dst, 0700) != 0 && errno != EEXIST) {
+      format(err, errlen, "%s: %s", dst, strerror(errno));
+      rc = TALLY_EIO;
+    }
+    *p = c;
+    if (c == '\0')
+      break;
+  }
+  struct dirent *e;
+  struct stat st;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    char in[PATH_MAX], out[PATH_MAX];
+    if (format(in, sizeof(in), "%s/%s", src, e->d_name) ||
+        format(out, sizeof(out), "%s/%s", dst, e->d_name)) {
+      format(err, errlen, "%s: path too long", e->d_name);
+      rc = TALLY_EINVAL;
+    } else if (stat(in, &st) == 0 && S_ISREG(st.st_mode)) {
+      rc = copy_file(in, out, err, errlen);
+    }
+  }
+  closedir(d);
   return rc;
 }
 
@@ -124,8 +204,8 @@ static int snapshot(tallyd_t *t, char **path, char *err, size_t errlen) {
     if (format(to, sizeof(to), "%s/%s", dir, base ? base + 1 : t->set.tasks)) {
       format(err, errlen, "%s: path too long", t->set.tasks);
       rc = TALLY_EINVAL;
-    } else
-      rc = copy_file(t->set.tasks, to, err, errlen);
+    } else if ((rc = copy_file(t->set.tasks, to, err, errlen)) == 0)
+      rc = copy_data(t->set.tasks, dir, err, errlen);
   } else {
     memcpy(to, dir, sizeof(to));
     DIR *d = opendir(t->set.tasks);
@@ -142,8 +222,8 @@ static int snapshot(tallyd_t *t, char **path, char *err, size_t errlen) {
           format(file, sizeof(file), "%s/%s", dir, e->d_name)) {
         format(err, errlen, "%s: path too long", e->d_name);
         rc = TALLY_EINVAL;
-      } else
-        rc = copy_file(from, file, err, errlen);
+      } else if ((rc = copy_file(from, file, err, errlen)) == 0)
+        rc = copy_data(from, dir, err, errlen);
     }
     if (d != NULL)
       closedir(d);

@@ -1,20 +1,25 @@
-/* The plugin interface: what a shared object exports to add score types.
+/* The plugin interface: what a shared object exports to add score types,
+ * task types and comparators.
  *
  * A plugin exports two symbols:
  *
  *   const int tally_plugin_abi = TALLY_PLUGIN_ABI;
  *   int tally_plugin_init(tally_plugin_host_t *host);
  *
- * tally_plugin_init registers one or more score types through host and
- * returns 0, or a negative code after writing a message to host->err. The
- * score types it registers must stay valid until the plugin is unloaded,
- * so they are usually static const objects. */
+ * tally_plugin_init registers one or more score types, task types or
+ * comparators through host and returns 0, or a negative code after
+ * writing a message to host->err. What it registers must stay valid until
+ * the plugin is unloaded, so these are usually static const objects.
+ *
+ * ABI 2 added register_task_type and register_comparator; tally still
+ * loads ABI 1 plugins, which only register score types. */
 #ifndef TALLY_PLUGIN_H
 #define TALLY_PLUGIN_H
 
+#include "../tasktypes/tasktype.h"
 #include "scoretype.h"
 
-#define TALLY_PLUGIN_ABI 1
+#define TALLY_PLUGIN_ABI 2
 
 typedef struct tally_plugin_host_s tally_plugin_host_t;
 
@@ -27,6 +32,12 @@ struct tally_plugin_host_s {
   char *err;
   size_t errlen;
   void *data; /* the loader's own */
+  /* Added in ABI 2. Register a task type or a comparator under its name,
+   * with the same rules. */
+  int (*register_task_type)(tally_plugin_host_t *host,
+                            const tally_task_type_t *type);
+  int (*register_comparator)(tally_plugin_host_t *host,
+                             const tally_comparator_t *cmp);
 };
 
 #endif

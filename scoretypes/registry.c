@@ -23,19 +23,22 @@ int tally_registry_init(tally_registry_t *r) {
       return rc;
     }
   }
-  return 0;
+  int rc = tally__registry_add_tasktypes(r);
+  if (rc != 0)
+    tally_registry_close(r);
+  return rc;
 }
 
 void tally_registry_close(tally_registry_t *r) {
   free(r->types);
+  tally__registry_close_tasktypes(r);
   memset(r, 0, sizeof(*r));
 }
 
 int tally_registry_add(tally_registry_t *r, const tally_score_type_t *type,
                        char *err, size_t errlen) {
   if (type->version != TALLY_SCORE_TYPE_VERSION) {
-    snprintf(err, errlen,
-             "score type version %d, but tally expects version %d",
+    snprintf(err, errlen, "score type version %d, but tally expects version %d",
              type->version, TALLY_SCORE_TYPE_VERSION);
     return TALLY_EINVAL;
   }

@@ -76,6 +76,18 @@ typedef struct tally_task_s {
   size_t nsubtasks;
   /* Private parsed parameters of custom (non-group) score types. */
   void *state;
+  /* Appended for task types (tasktypes/tasktype.h); score types need not
+   * look at them. task_type is never NULL once parsed; comparator is NULL
+   * for the outcomes type. */
+  const struct tally_task_type_s *task_type;
+  const struct tally_comparator_s *comparator;
+  void *comparator_state;
+  bool comparator_given; /* the task names its comparator */
+  char *data_dir;        /* the data_dir key as written, or NULL */
+  /* The expected output of each testcase, indexed like testcases, once
+   * the task's data folder is loaded (tally_taskset_load); NULL when the
+   * task has none. */
+  struct tally_expected_s *expected;
 } tally_task_t;
 
 /* One testcase's evaluation. text, time and memory point into the job's

@@ -1,10 +1,11 @@
-/* dlopen-based loading of score-type plugins, checked by ABI version. */
+/* dlopen-based loading of plugins (score types, task types and
+ * comparators), checked by ABI version. */
 #include "plugins.h"
 #include "../scoretypes/plugin.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,18 @@ void tally_plugins_close(tally_plugins_t *p) {
 static int host_register(tally_plugin_host_t *host,
                          const tally_score_type_t *type) {
   return tally_registry_add(host->data, type, host->err, host->errlen);
+}
+
+static int host_register_task_type(tally_plugin_host_t *host,
+                                   const tally_task_type_t *type) {
+  return tally_registry_add_task_type(host->data, type, host->err,
+                                      host->errlen);
+}
+
+static int host_register_comparator(tally_plugin_host_t *host,
+                                    const tally_comparator_t *cmp) {
+  return tally_registry_add_comparator(host->data, cmp, host->err,
+                                       host->errlen);
 }
 
 int tally_plugins_load(tally_plugins_t *p, tally_registry_t *reg,
@@ -44,9 +57,11 @@ int tally_plugins_load(tally_plugins_t *p, tally_registry_t *reg,
     dlclose(h);
     return TALLY_EPLUGIN;
   }
-  if (*abi != TALLY_PLUGIN_ABI) {
-    snprintf(err, errlen, "%s: plugin ABI version %d, but tally expects %d",
-             path, *abi, TALLY_PLUGIN_ABI);
+  /* ABI 1 plugins see a prefix of the ABI 2 host, which they can use. */
+  if (*abi != TALLY_PLUGIN_ABI && *abi != 1) {
+    snprintf(err, errlen,
+             "%s: plugin ABI version %d, but tally expects 1 to %d", path, *abi,
+             TALLY_PLUGIN_ABI);
     dlclose(h);
     return TALLY_EPLUGIN;
   }
@@ -59,17 +74,23 @@ int tally_plugins_load(tally_plugins_t *p, tally_registry_t *reg,
   p->handles = handles;
 
   char msg[256] = "";
-  size_t before = reg->count;
+  size_t before = reg->count, types_before = reg->ntask_types,
+         comparators_before = reg->ncomparators;
   tally_plugin_host_t host = {
       .abi = TALLY_PLUGIN_ABI,
       .register_score_type = host_register,
       .err = msg,
       .errlen = sizeof(msg),
       .data = reg,
+      .register_task_type = host_register_task_type,
+      .register_comparator = host_register_comparator,
   };
   int rc = init(&host);
   if (rc != 0) {
-    reg->count = before; /* forget what it registered before failing */
+    /* Forget what it registered before failing. */
+    reg->count = before;
+    reg->ntask_types = types_before;
+    reg->ncomparators = comparators_before;
     snprintf(err, errlen, "%s: plugin initialisation failed: %s", path,
              msg[0] ? msg : tally_strerror(rc));
     dlclose(h);

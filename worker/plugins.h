@@ -1,4 +1,5 @@
-/* Loads score-type plugins (shared objects) into a registry. */
+/* Loads plugins (shared objects) that add score types, task types and
+ * comparators into a registry. */
 #ifndef TALLY_PLUGINS_H
 #define TALLY_PLUGINS_H
 

@@ -7,10 +7,12 @@
 
 void tally_render_init(tally_render_t *r) {
   memset(r, 0, sizeof(*r));
+  tally_buf_init(&r->plain);
 }
 
 void tally_render_close(tally_render_t *r) {
   free(r->spans);
+  tally_buf_close(&r->plain);
   memset(r, 0, sizeof(*r));
 }
 
@@ -42,9 +44,11 @@ static bool timed_out(const cJSON *text) {
          strcmp(text->child->valuestring, msg) == 0;
 }
 
+/* Writes one testcase of the details; admin, when not NULL, is its
+ * private admin text, written last as "admin_text". */
 static void put_testcase(tally_buf_t *b, const tally_task_t *task,
                          const tally_eval_t *ev, const tally_tc_result_t *tc,
-                         bool grouped) {
+                         bool grouped, const cJSON *admin) {
   tally_buf_puts(b, "{\"idx\":");
   tally_json_str(b, task->testcases[tc->tc].codename);
   tally_buf_puts(b, ",\"outcome\":");
@@ -70,7 +74,24 @@ static void put_testcase(tally_buf_t *b, const tally_task_t *task,
     tally_buf_puts(b, ",\"show_in_oi_restricted_feedback\":");
     put_bool(b, tc->show_in_oi_restricted_feedback);
   }
+  if (admin != NULL) {
+    tally_buf_puts(b, ",\"admin_text\":");
+    tally_json_value(b, admin);
+  }
   tally_buf_putc(b, '}');
+}
+
+/* The admin text of testcase tc of job, when admin texts are wanted. */
+static const cJSON *admin_of(const tally_job_t *job, uint32_t tc, bool admin) {
+  return admin && job->has_admin ? job->admin[tc] : NULL;
+}
+
+/* Records the byte range [from, to) as *span's, when spans are kept. */
+static void mark(size_t *spans, size_t i, size_t from, size_t to) {
+  if (spans != NULL) {
+    spans[2 * i] = from;
+    spans[2 * i + 1] = to;
+  }
 }
 
 static void put_private_testcase(tally_buf_t *b, const tally_task_t *task,
@@ -111,38 +132,43 @@ static void put_subtask_head(tally_buf_t *b, const tally_task_t *task,
   tally_buf_putc(b, '[');
 }
 
-/* Writes details, recording in spans[2*i] the byte range of testcase i
- * and, after the testcases, of each subtask. */
+/* Writes details, recording (when spans is not NULL) in spans[2*i] the
+ * byte range of testcase i and, after the testcases, of each subtask.
+ * With admin, testcases carry their admin texts. */
 static void put_details(tally_buf_t *b, const tally_task_t *task,
                         const tally_job_t *job, const tally_result_t *res,
-                        size_t *spans) {
-  size_t *st_spans = spans + 2 * res->ntcs;
+                        size_t *spans, bool admin) {
+  size_t *st_spans = spans != NULL ? spans + 2 * res->ntcs : NULL;
   tally_buf_putc(b, '[');
   if (!res->grouped) {
     for (size_t i = 0; i < res->ntcs; i++) {
+      uint32_t tc = res->tcs[i].tc;
       if (i > 0)
         tally_buf_putc(b, ',');
-      spans[2 * i] = b->len;
-      put_testcase(b, task, &job->evals[res->tcs[i].tc], &res->tcs[i], false);
-      spans[2 * i + 1] = b->len;
+      size_t from = b->len;
+      put_testcase(b, task, &job->evals[tc], &res->tcs[i], false,
+                   admin_of(job, tc, admin));
+      mark(spans, i, from, b->len);
     }
   }
   for (size_t s = 0; res->grouped && s < res->nsts; s++) {
     const tally_st_result_t *st = &res->sts[s];
     if (s > 0)
       tally_buf_putc(b, ',');
-    st_spans[2 * s] = b->len;
+    size_t st_from = b->len;
     put_subtask_head(b, task, res, s, true);
     for (uint32_t k = 0; k < st->count; k++) {
       size_t i = st->first + k;
+      uint32_t tc = res->tcs[i].tc;
       if (k > 0)
         tally_buf_putc(b, ',');
-      spans[2 * i] = b->len;
-      put_testcase(b, task, &job->evals[res->tcs[i].tc], &res->tcs[i], true);
-      spans[2 * i + 1] = b->len;
+      size_t from = b->len;
+      put_testcase(b, task, &job->evals[tc], &res->tcs[i], true,
+                   admin_of(job, tc, admin));
+      mark(spans, i, from, b->len);
     }
     tally_buf_puts(b, "]}");
-    st_spans[2 * s + 1] = b->len;
+    mark(st_spans, s, st_from, b->len);
   }
   tally_buf_putc(b, ']');
 }
@@ -251,7 +277,7 @@ int tally_render_details(tally_render_t *r, tally_buf_t *b,
   if (reserve_spans(r, res) != 0)
     return TALLY_ENOMEM;
   if (res->evaluated)
-    put_details(b, task, job, res, r->spans);
+    put_details(b, task, job, res, r->spans, false);
   else
     tally_buf_puts(b, "[]");
   return b->oom ? TALLY_ENOMEM : 0;
@@ -291,14 +317,25 @@ int tally_render_result(tally_render_t *r, tally_buf_t *b,
   put_num_member(b, "max_public_score", task->max_public_score, false);
   tally_buf_putc(b, ',');
   put_key(b, "details");
-  if (res->evaluated)
-    put_details(b, task, job, res, r->spans);
-  else
+  /* Public details are copied from the details just written, unless these
+   * carry admin texts: then from a copy without them, in r->plain. */
+  const tally_buf_t *plain = b;
+  if (res->evaluated && job->has_admin) {
+    tally_buf_reset(&r->plain);
+    put_details(&r->plain, task, job, res, r->spans, false);
+    put_details(b, task, job, res, NULL, true);
+    plain = &r->plain;
+    if (r->plain.oom)
+      b->oom = true;
+  } else if (res->evaluated) {
+    put_details(b, task, job, res, r->spans, false);
+  } else {
     tally_buf_puts(b, "[]");
+  }
   tally_buf_putc(b, ',');
   put_key(b, "public_details");
   if (res->evaluated)
-    put_public_details(b, task, res, b, r->spans, false);
+    put_public_details(b, task, res, plain, r->spans, false);
   else
     tally_buf_puts(b, "[]");
   tally_buf_putc(b, ',');

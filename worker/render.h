@@ -9,6 +9,7 @@
 typedef struct tally_render_s {
   size_t *spans; /* byte ranges of details objects, for public_details */
   size_t cap;
+  tally_buf_t plain; /* details without admin texts, when a job has some */
 } tally_render_t;
 
 void tally_render_init(tally_render_t *r);
@@ -16,12 +17,15 @@ void tally_render_close(tally_render_t *r);
 
 /* Appends the result object of job (scored with task into res) to b, with
  * no newline. extra, if not NULL, is written verbatim as further members
- * ("\"key\":value" pairs, no leading comma). Returns 0, or TALLY_ENOMEM. */
+ * ("\"key\":value" pairs, no leading comma). A testcase with an admin
+ * text (job->admin) carries it as "admin_text" in details only, never in
+ * public_details. Returns 0, or TALLY_ENOMEM. */
 int tally_render_result(tally_render_t *r, tally_buf_t *b,
                         const tally_task_t *task, const tally_job_t *job,
                         const tally_result_t *res, const char *extra);
 
-/* Appends to b the details array of the result, as in the result object,
+/* Appends to b the details array of the result, as in the result object
+ * but without admin texts (these details are what the full view shows),
  * and records in r where each of its entries lies, for
  * tally_render_view_details. Returns 0, or TALLY_ENOMEM. */
 int tally_render_details(tally_render_t *r, tally_buf_t *b,

@@ -88,6 +88,137 @@ int tally_config_version(const char *text, size_t len,
   return 0;
 }
 
+/* The folder a task's data lives in, for the task file at path: data_dir
+ * relative to the task file's folder (or as is, when absolute), or the
+ * file name with .data in place of .json. malloc'ed; NULL when out of
+ * memory. */
+static char *data_folder(const tally_task_t *task, const char *path) {
+  size_t plen = strlen(path);
+  if (task->data_dir == NULL) {
+    size_t base = plen;
+    if (plen > 5 && strcmp(path + plen - 5, ".json") == 0)
+      base -= 5;
+    char *dir = malloc(base + 6);
+    if (dir != NULL)
+      snprintf(dir, base + 6, "%.*s.data", (int)base, path);
+    return dir;
+  }
+  if (task->data_dir[0] == '/')
+    return strdup(task->data_dir);
+  const char *slash = strrchr(path, '/');
+  size_t dlen = slash != NULL ? (size_t)(slash - path) + 1 : 0;
+  size_t need = dlen + strlen(task->data_dir) + 1;
+  char *dir = malloc(need);
+  if (dir != NULL)
+    snprintf(dir, need, "%.*s%s", (int)dlen, path, task->data_dir);
+  return dir;
+}
+
+/* Whether codename can name a file in the data folder: no '/', and not
+ * "." or "..". */
+static bool file_name_ok(const char *codename) {
+  return strchr(codename, '/') == NULL && strcmp(codename, ".") != 0 &&
+         strcmp(codename, "..") != 0;
+}
+
+/* Reads the expected output of each testcase of task from dir into
+ * task->expected. Every problem goes to d. */
+static int load_outputs(tally_task_t *task, const char *dir, tally_diag_t *d) {
+  task->expected = calloc(task->ntestcases, sizeof(*task->expected));
+  if (task->expected == NULL)
+    return tally_diag_add(d, NULL, "out of memory");
+  int rc = 0;
+  for (size_t i = 0; i < task->ntestcases; i++) {
+    const char *codename = task->testcases[i].codename;
+    if (!file_name_ok(codename)) {
+      tally_jpath_t path;
+      tally_jpath_init(&path);
+      tally_jpath_key(&path, "testcases");
+      tally_jpath_key(&path, codename);
+      rc = tally_diag_add(d, &path,
+                          "the codename of a task with expected outputs "
+                          "names a file in %s, so it may not contain / or "
+                          "be . or ..",
+                          dir);
+      continue;
+    }
+    size_t need = strlen(dir) + strlen(codename) + 6;
+    char *file = malloc(need);
+    if (file == NULL)
+      return tally_diag_add(d, NULL, "out of memory");
+    snprintf(file, need, "%s/%s.out", dir, codename);
+    char err[512];
+    tally_expected_t *e = &task->expected[i];
+    if (tally_read_file(file, &e->data, &e->len, err, sizeof(err)) != 0)
+      rc =
+          tally_diag_add(d, NULL, "%s (the expected output of testcase \"%s\")",
+                         err, codename);
+    free(file);
+  }
+  return rc;
+}
+
+/* Loads the expected outputs of task, from the task file at path, for
+ * task types that compare outputs (docs/tasktypes.md). Every problem goes
+ * to d. */
+static int load_expected(tally_task_t *task, const char *path,
+                         tally_diag_t *d) {
+  unsigned flags = task->task_type->flags;
+  if (!(flags & (TALLY_TT_EXPECTED_REQUIRED | TALLY_TT_EXPECTED_OPTIONAL)))
+    return 0;
+  char *dir = data_folder(task, path);
+  if (dir == NULL)
+    return tally_diag_add(d, NULL, "out of memory");
+  struct stat sb;
+  int rc = 0;
+  tally_jpath_t at;
+  tally_jpath_init(&at);
+  if (task->data_dir != NULL)
+    tally_jpath_key(&at, "data_dir");
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    const char *why = stat(dir, &sb) != 0 ? strerror(errno) : "not a folder";
+    if (flags & TALLY_TT_EXPECTED_REQUIRED)
+      rc = tally_diag_add(d, &at,
+                          "%s: %s (a task of type %s needs a data folder "
+                          "with an expected output per testcase)",
+                          dir, why, task->task_type->name);
+    else if (task->data_dir != NULL)
+      rc = tally_diag_add(d, &at, "%s: %s", dir, why);
+    else if (task->comparator_given)
+      rc = tally_diag_add(d, NULL,
+                          "%s: %s (the task names a comparator, so it "
+                          "needs a data folder with an expected output per "
+                          "testcase)",
+                          dir, why);
+  } else {
+    rc = load_outputs(task, dir, d);
+  }
+  free(dir);
+  return rc;
+}
+
+/* Folds the expected outputs of task into its version, so that changing
+ * one changes the version as changing the config does. */
+static void version_with_outputs(const tally_task_t *task,
+                                 char version[TALLY_VERSION_LEN + 1]) {
+  if (task->expected == NULL)
+    return;
+  uint64_t h = strtoull(version, NULL, 16);
+  for (size_t i = 0; i < task->ntestcases; i++) {
+    const tally_expected_t *e = &task->expected[i];
+    /* The length first, so that moving bytes between outputs counts. */
+    for (int k = 0; k < 8; k++) {
+      h ^= (unsigned char)(e->len >> (8 * k));
+      h *= FNV_PRIME;
+    }
+    for (size_t k = 0; k < e->len; k++) {
+      h ^= (unsigned char)e->data[k];
+      h *= FNV_PRIME;
+    }
+  }
+  snprintf(version, TALLY_VERSION_LEN + 1, "%016" PRIx64, h);
+}
+
 /* Parses the task file at path and appends it to ts. */
 static int load_one(tally_taskset_t *ts, const tally_registry_t *reg,
                     const char *path, tally_diag_t *d) {
@@ -103,12 +234,18 @@ static int load_one(tally_taskset_t *ts, const tally_registry_t *reg,
   tally_task_t *task;
   char version[TALLY_VERSION_LEN + 1];
   int rc = tally_task_parse(reg, text, len, &fd, &task);
+  if (rc == 0 && (rc = load_expected(task, path, &fd)) != 0) {
+    tally_task_free(task);
+    rc = TALLY_ECONFIG;
+  }
   if (rc == 0 && tally_config_version(text, len, version) != 0) {
     /* The text parsed as a task, so it is JSON: only memory can fail. */
     tally_task_free(task);
     tally_diag_add(&fd, NULL, "out of memory");
     rc = TALLY_ENOMEM;
   }
+  if (rc == 0)
+    version_with_outputs(task, version);
   free(text);
   tally_diag_move(d, &fd);
   if (rc != 0)

@@ -24,7 +24,9 @@ void tally_taskset_init(tally_taskset_t *ts);
 void tally_taskset_close(tally_taskset_t *ts);
 
 /* Loads path: one task file, or every *.json file in a folder (in name
- * order), with the version of each. Every error in every file goes to d,
+ * order), with the version of each, and the expected outputs of tasks
+ * whose type compares outputs (from their data folder, docs/tasktypes.md),
+ * once per load. Every error in every file goes to d,
  * including two files that use one task name and a folder with no task. Returns
  * 0, or TALLY_ECONFIG (or TALLY_EIO for an unreadable path) with ts empty. */
 int tally_taskset_load(tally_taskset_t *ts, const tally_registry_t *reg,
@@ -43,7 +45,9 @@ int tally_config_version(const char *text, size_t len,
                          char version[TALLY_VERSION_LEN + 1]);
 
 /* The version of task, which must be one of ts's tasks: a string in ts,
- * valid as long as ts. Returns NULL when task is not in ts. */
+ * valid as long as ts. Returns NULL when task is not in ts. For a task
+ * with expected outputs, it is tally_config_version's hash continued over
+ * each output (its length, then its bytes), so an output changes it too. */
 const char *tally_taskset_version(const tally_taskset_t *ts,
                                   const tally_task_t *task);
 
