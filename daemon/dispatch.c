@@ -509,7 +509,7 @@ static void call_failed(tally_dispatch_t *d, tally_redis_t *r, call_t *c,
                         job_state_t state, const redisReply *reply) {
   const char *what = state == JOB_POST    ? "the post script"
                      : state == JOB_RETRY ? "the retry script"
-                     : state == JOB_FETCH ? "HGET of a submission's job"
+                     : state == JOB_FETCH ? "the read of a submission's job"
                                           : "the release script";
   /* Without a reply, a post may have run: if so, the next one finds the
    * jobs gone. */

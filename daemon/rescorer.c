@@ -154,11 +154,11 @@ static void start_next(tally_rescorer_t *r) {
 void tally_rescorer_run(tally_rescorer_t *r, tally_rescore_kind_t kind) {
   if (r->closing || kind < 0 || kind >= TALLY_RESCORE_KINDS)
     return;
-  r->want[kind] = true;
-  if (r->running)
+  if (r->running && !r->want[kind])
     tally_log(r->opt.log, TALLY_LOG_DEBUG, "rescore.queued",
               "tally rescore %s runs after the one running now",
               kind_flag[kind]);
+  r->want[kind] = true;
   start_next(r);
 }
 

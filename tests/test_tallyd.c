@@ -91,10 +91,28 @@ Test(tallyd, scores_every_score_type_and_stores_the_records) {
   cr_expect_eq(td_xlen(c, "tally:jobs"), 0, "posted jobs are deleted");
   cr_expect_eq(td_check_exactly_once(c, ids, n), 0);
 
-  /* The submission record holds the job verbatim and its result. */
+  /* The submission record holds the job verbatim, its summary and
+   * scores, and where its result is; not the result itself. */
   redisReply *r = redisCommand(c, "HGET tally:submission:s-1 job");
   cr_assert_eq(r->type, REDIS_REPLY_STRING);
   cr_expect_str_eq(r->str, cases[0].job);
+  freeReplyObject(r);
+  r = redisCommand(c, "HMGET tally:submission:s-1 score public_score scored "
+                      "version summary result_entry result");
+  cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
+  cr_expect_str_eq(r->element[0]->str, "20");
+  cr_expect_str_eq(r->element[1]->str, "0", "no subtask is all public");
+  cr_expect_str_eq(r->element[2]->str, "1");
+  cr_expect_eq(r->element[3]->len, 16, "a 16-digit version");
+  cr_expect(strstr(r->element[4]->str, "\"submission\":\"s-1\"") != NULL, "%s",
+            r->element[4]->str);
+  cr_assert_eq(r->element[5]->type, REDIS_REPLY_STRING);
+  cr_expect_eq(r->element[6]->type, REDIS_REPLY_NIL, "no result field");
+  redisReply *e = redisCommand(c, "XRANGE tally:results %s %s",
+                               r->element[5]->str, r->element[5]->str);
+  cr_assert_eq(e->elements, 1, "result_entry names the result's entry");
+  cr_expect(strstr(e->element[0]->element[1]->element[1]->str, ids[0]) != NULL);
+  freeReplyObject(e);
   freeReplyObject(r);
   r = redisCommand(c, "HGET tally:submission:7 entry");
   cr_assert_eq(r->type, REDIS_REPLY_STRING, "a numeric submission id too");

@@ -429,3 +429,74 @@ Test(tallyd_faults, drains_on_sigint_and_leaves_no_process_behind) {
   require(total == 2000, "%lld jobs accounted for, not 2000", total);
   require(td_xlen(c, "tally:dead") == 0, "a job was dead-lettered");
 }
+
+/* How many times the daemon's log says text. */
+static int log_count(const char *text) {
+  FILE *f = fopen(daemon_.log, "r");
+  char *log = calloc(1, 1 << 22);
+  if (f != NULL) {
+    log[fread(log, 1, (1 << 22) - 1, f)] = '\0';
+    fclose(f);
+  }
+  int n = 0;
+  for (const char *p = log; (p = strstr(p, text)) != NULL; p++)
+    n++;
+  free(log);
+  return n;
+}
+
+/* The entries of the results stream in field, as one string. */
+static char *results_in(const char *field) {
+  redisReply *r = redisCommand(c, "XRANGE tally:results - +");
+  size_t cap = 4096, len = 0;
+  char *out = calloc(1, cap);
+  for (size_t i = 0; r && i < r->elements; i++) {
+    redisReply *f = r->element[i]->element[1];
+    for (size_t k = 0; k + 1 < f->elements; k += 2)
+      if (strcmp(f->element[k]->str, field) == 0 &&
+          len + f->element[k + 1]->len + 2 < cap)
+        len += (size_t)snprintf(out + len, cap - len, "%s\n",
+                                f->element[k + 1]->str);
+  }
+  freeReplyObject(r);
+  return out;
+}
+
+Test(tallyd_faults,
+     keeps_a_token_job_whose_submission_read_fails_until_it_works) {
+  redis_up(0, false);
+  /* The submission's record is not a hash: reading its job fails. */
+  freeReplyObject(redisCommand(c, "SET tally:submission:s-9 broken"));
+  start_daemon(NULL, NULL);
+  char id[64];
+  td_push(c, "{\"type\":\"token\",\"submission\":\"s-9\"}", id);
+  /* The connection is set up again and the read retried, not lost. */
+  const char *failed = "write connection: the read of a submission's job "
+                       "failed: WRONGTYPE";
+  int n = 0;
+  for (int waited = 0; (n = log_count(failed)) < 2 && waited < 20000;
+       waited += 50)
+    td_sleep_ms(50);
+  require(n >= 2, "the read failed %d times, not twice", n);
+  freeReplyObject(redisCommand(c, "DEL tally:submission:s-9"));
+  wait_outcomes(1);
+  char *tokens = results_in("token");
+  char want[160];
+  snprintf(want, sizeof(want),
+           "{\"submission\":\"s-9\",\"id\":\"%s\",\"state\":\"pending\"}\n",
+           id);
+  require(strcmp(tokens, want) == 0, "token entries: %s", tokens);
+  free(tokens);
+  /* Its submission comes: the token kept takes effect. */
+  td_push(c,
+          "{\"submission\":\"s-9\",\"participant\":\"p\",\"task\":\"sum\","
+          "\"evaluations\":{\"0\":1,\"1\":1,\"2\":1,\"3\":1}}",
+          NULL);
+  wait_outcomes(2);
+  redisReply *r = redisCommand(c, "HGET tally:submission:s-9 tokened");
+  require(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "1") == 0,
+          "s-9 is not tokened");
+  freeReplyObject(r);
+  require(td_pending(c) == 0, "entries left pending");
+  stop_daemon(SIGTERM);
+}
