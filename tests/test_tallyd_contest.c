@@ -526,6 +526,47 @@ static void wait_log_count(const char *text, int n) {
   require(false, "the log never said \"%s\" %d times", text, n);
 }
 
+Test(tallyd_contest, rescores_a_task_whose_config_changed_after_sighup) {
+  push_contest();
+  start_daemon(NULL);
+  wait_outcomes(8);
+  wait_log_count("rescore.done", 1);
+  expect_taskscore("alice", "gamma", 0, 0, false);
+  push_token("s-a5", "alice");
+  wait_outcomes(9);
+  expect_taskscore("alice", "gamma", 20, 10, false);
+  /* gamma's testcases are worth twice as much now. */
+  put_file(tasks, "gamma.json",
+           "{\"name\":\"gamma\",\"score_type\":\"Sum\","
+           "\"score_type_parameters\":20,\"testcases\":{\"p\":true,"
+           "\"q\":false},\"score_mode\":\"max_tokened_last\","
+           "\"feedback_level\":\"full\"}");
+  td_signal(&daemon_, SIGHUP);
+  wait_log_count("rescore.done", 2);
+  expect_taskscore("alice", "gamma", 40, 20, false);
+  cr_expect_float_eq(ranked("alice", false), 200, 1e-9);
+  cr_expect_float_eq(ranked("alice", true), 90, 1e-9);
+  char *score = sub_field("s-a5", "score");
+  cr_expect_str_eq(score ? score : "", "40");
+  free(score);
+  /* One change entry for s-a5 (s-a6 scores 0 either way), and a rescore
+   * event with its full score, since it is tokened. */
+  redisReply *r = redisCommand(c, "XRANGE tally:changes - +");
+  cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+  cr_expect_eq(r->elements, 1);
+  if (r->elements == 1)
+    cr_expect(strstr(r->element[0]->element[1]->element[1]->str,
+                     "\"submission\":\"s-a5\"") != NULL);
+  freeReplyObject(r);
+  cJSON *events = public_events();
+  const cJSON *e = last_event(events, "rescore", "s-a5");
+  cr_assert_not_null(e, "a rescore event");
+  cr_expect_float_eq(num(cJSON_GetObjectItem(e, "view"), "score"), 40, 1e-9);
+  cJSON_Delete(events);
+  cr_expect(td_log_has(&daemon_, "exited with status 0"));
+  stop_daemon();
+}
+
 Test(tallyd_contest, runs_the_rescore_child_at_start_and_after_each_reload) {
   char tally[400], record[400];
   stand_in(tally, sizeof(tally), record, sizeof(record), 0);
