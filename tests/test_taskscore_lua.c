@@ -312,3 +312,305 @@ Test(taskscore_lua, writes_numbers_as_the_worker_does) {
   cr_expect_str_eq(r->element[2]->str, "0.30000000000000004");
   freeReplyObject(r);
 }
+
+/* ---- The post script's fast path against the full recompute ---------- */
+
+/* Loads the library with a harness that recomputes ARGV as a pt hash and
+ * returns the task score JSON and the place cache text that the full
+ * recompute stores (nil for none). */
+static void load_recompute(char sha[64]) {
+  static const char harness[] =
+      "if #ARGV == 0 then return {false, false} end\n"
+      "local ts, st = compute(ARGV)\n"
+      "return {score_json(ts), cache_text(st) or false}\n";
+  size_t n = strlen(tally_script_lib) + sizeof(harness);
+  char *src = malloc(n);
+  cr_assert(src != NULL);
+  snprintf(src, n, "%s%s", tally_script_lib, harness);
+  redisReply *r = redisCommand(c, "SCRIPT LOAD %s", src);
+  free(src);
+  cr_assert(r && r->type == REDIS_REPLY_STRING, "%s", r ? r->str : "");
+  snprintf(sha, 64, "%s", r->str);
+  freeReplyObject(r);
+}
+
+/* A task's config as its summaries carry it. */
+typedef struct {
+  unsigned mode;
+  int precision;
+  bool none;
+} fp_config_t;
+
+/* One participant with two tasks, t0 and t1: two places. */
+typedef struct {
+  unsigned user;
+  fp_config_t config[2];
+  int task_of[100]; /* submission k: -1 unknown, else its task */
+  unsigned steps;
+} fp_user_t;
+
+static unsigned fp_posts, fp_new_scored;
+
+/* Delivers job to consumer "a" and posts one item for it through the
+ * real post script; returns the item's code. */
+static long long fp_post(const char *post_sha, const char *job,
+                         const char *kind, const char *body, const char *record,
+                         const tally_post_extra_t *x) {
+  redisReply *r = redisCommand(c, "XADD tally:jobs * job %s", job);
+  cr_assert(r && r->type == REDIS_REPLY_STRING);
+  char id[64];
+  snprintf(id, sizeof(id), "%s", r->str);
+  freeReplyObject(r);
+  freeReplyObject(redisCommand(
+      c, "XREADGROUP GROUP tallyd a COUNT 10 STREAMS tally:jobs >"));
+  tally_call_t *call = malloc(sizeof(*call));
+  cr_assert(call != NULL);
+  tally_call_begin(call, TALLY_SCRIPT_POST, post_sha, "tally", "a");
+  cr_assert_eq(
+      tally_call_post(call, id, 1, kind, body, strlen(body), record, x), 0);
+  r = redisCommandArgv(c, call->argc, call->argv, call->argvlen);
+  free(call);
+  cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1, "%s",
+            r && r->type == REDIS_REPLY_ERROR ? r->str : "no reply");
+  long long code = r->element[0]->integer;
+  freeReplyObject(r);
+  fp_posts++;
+  return code;
+}
+
+/* A timestamp for step s: mostly about s, so that most new submissions
+ * are the newest, but often earlier, and with ties. */
+static double fp_timestamp(unsigned s) {
+  if (below(4) == 0)
+    return below(2 * s + 2) + (below(3) == 0 ? 0.5 : 0.0);
+  return s + below(3) + (below(4) == 0 ? 0.5 : 0.0);
+}
+
+/* Posts submission k of u to task t, scored with a random result under
+ * t's config; sometimes with its members in another order. */
+static void fp_post_result(const char *post_sha, fp_user_t *u, unsigned k,
+                           int t) {
+  static const char *const mode_names[] = {"max_subtask", "max",
+                                           "max_tokened_last"};
+  const fp_config_t *cf = &u->config[t];
+  char S[32], job[256], rec[64];
+  snprintf(S, sizeof(S), "u%u-%02u", u->user, k);
+  double ts = fp_timestamp(u->steps);
+  bool official = below(6) != 0, tokened = below(6) == 0;
+  bool failed = below(10) == 0, reordered = below(8) == 0;
+  bool unscored = below(20) == 0;
+  snprintf(job, sizeof(job),
+           "{\"submission\":\"%s\",\"participant\":\"u%u\",\"task\":\"t%d\","
+           "\"contest\":\"c\",\"timestamp\":%.17g}",
+           S, u->user, t, ts);
+  snprintf(rec, sizeof(rec), "tally:submission:%s", S);
+  tally_submission_t s;
+  tally_submission_init(&s);
+  /* A compilation failure scores 0, but the scripts must add nothing of
+   * one whatever its scores: half of them carry some. */
+  if (!failed || below(2)) {
+    random_side(&s.priv, below(2) ? 1 + below(4) : 0);
+    random_side(&s.pub, below(2) ? 1 + below(4) : 0);
+  }
+  tally_buf_t b;
+  tally_buf_init(&b);
+  tally_buf_puts(&b, "{\"submission\":");
+  tally_json_str(&b, S);
+  char mid[128];
+  snprintf(mid, sizeof(mid),
+           ",\"participant\":\"u%u\",\"contest\":\"c\",\"task\":\"t%d\"%s",
+           u->user, t,
+           !reordered ? ""
+           : official ? ",\"official\":true"
+                      : ",\"official\":false");
+  tally_buf_puts(&b, mid);
+  tally_buf_puts(&b, ",\"timestamp\":");
+  tally_json_num(&b, ts);
+  if (!reordered)
+    tally_buf_puts(&b, official ? ",\"official\":true" : ",\"official\":false");
+  if (unscored) {
+    /* A summary without scores counts 0 and makes the task partial. */
+    tally_buf_puts(&b, ",\"scored\":false}");
+  } else {
+    tally_buf_puts(&b, tokened ? ",\"tokened\":true" : ",\"tokened\":false");
+    tally_buf_puts(&b, ",\"version\":\"v\",\"score_mode\":\"");
+    tally_buf_puts(&b, mode_names[cf->mode]);
+    tally_buf_puts(&b, "\",\"score_precision\":");
+    tally_json_num(&b, cf->precision);
+    tally_buf_puts(&b, cf->none ? ",\"score_rounding\":\"none\""
+                                : ",\"score_rounding\":\"subtask\"");
+    tally_buf_puts(&b, ",\"score\":");
+    tally_json_num(&b, s.priv.score);
+    tally_buf_puts(&b, ",\"public_score\":");
+    tally_json_num(&b, s.pub.score);
+    tally_buf_puts(&b, ",\"max_score\":100,\"max_public_score\":100,"
+                       "\"compiled\":");
+    tally_buf_puts(&b, failed ? "false" : "true");
+    tally_buf_puts(&b, ",\"subtasks\":");
+    put_subtasks(&b, &s.priv);
+    tally_buf_puts(&b, ",\"public_subtasks\":");
+    put_subtasks(&b, &s.pub);
+    tally_buf_putc(&b, '}');
+  }
+  cr_assert(!b.oom);
+  if (u->task_of[k] < 0 && !unscored)
+    fp_new_scored++;
+  tally_post_extra_t x = {b.data, b.len, "", 0, "", 0};
+  fp_post(post_sha, job, "result", "{\"score\":1}", rec, &x);
+  tally_buf_close(&b);
+  tally_submission_close(&s);
+  u->task_of[k] = t;
+}
+
+/* Dead-letters a scoring job for submission k of u on task t. */
+static void fp_post_dead(const char *post_sha, fp_user_t *u, unsigned k,
+                         int t) {
+  char job[256];
+  snprintf(job, sizeof(job),
+           "{\"submission\":\"u%u-%02u\",\"participant\":\"u%u\","
+           "\"task\":\"t%d\",\"contest\":\"c\",\"timestamp\":%.17g,"
+           "\"official\":%s}",
+           u->user, k, u->user, t, fp_timestamp(u->steps),
+           below(6) ? "true" : "false");
+  fp_post(post_sha, job, "dead", "no such task", NULL, NULL);
+  u->task_of[k] = t;
+}
+
+/* A token on submission k of u, scored or not yet posted. */
+static void fp_post_token(const char *post_sha, fp_user_t *u, unsigned k) {
+  char job[128], body[128], rec[64];
+  snprintf(job, sizeof(job), "{\"type\":\"token\",\"submission\":\"u%u-%02u\"}",
+           u->user, k);
+  snprintf(body, sizeof(body),
+           "{\"submission\":\"u%u-%02u\",\"participant\":\"u%u\"}", u->user, k,
+           u->user);
+  snprintf(rec, sizeof(rec), "tally:submission:u%u-%02u", u->user, k);
+  fp_post(post_sha, job, "token", body, rec, NULL);
+}
+
+/* Checks that place (u, t) holds what a full recompute stores: the task
+ * score, bit for bit (num writes every double as its own text), and the
+ * place cache. Returns whether the place holds any submission. */
+static bool fp_check(const char *recompute_sha, const fp_user_t *u, int t) {
+  redisReply *flat = redisCommand(c, "HGETALL tally:pt:c:u%u:t%d", u->user, t);
+  cr_assert(flat && flat->type == REDIS_REPLY_ARRAY);
+  size_t n = 3 + flat->elements;
+  const char **argv = malloc(n * sizeof(*argv));
+  size_t *argvlen = malloc(n * sizeof(*argvlen));
+  cr_assert(argv && argvlen);
+  argv[0] = "EVALSHA";
+  argv[1] = recompute_sha;
+  argv[2] = "0";
+  for (int i = 0; i < 3; i++)
+    argvlen[i] = strlen(argv[i]);
+  for (size_t i = 0; i < flat->elements; i++) {
+    argv[3 + i] = flat->element[i]->str;
+    argvlen[3 + i] = flat->element[i]->len;
+  }
+  redisReply *want = redisCommandArgv(c, (int)n, argv, argvlen);
+  free(argv);
+  free(argvlen);
+  cr_assert(want && want->type == REDIS_REPLY_ARRAY && want->elements == 2,
+            "%s", want && want->type == REDIS_REPLY_ERROR ? want->str : "");
+  redisReply *got =
+      redisCommand(c, "HGET tally:taskscores:c:u%u t%d", u->user, t);
+  redisReply *cache = redisCommand(c, "GET tally:ptagg:c:u%u:t%d", u->user, t);
+  const redisReply *ws = want->element[0], *wc = want->element[1];
+  cr_assert_eq(got->type, ws->type, "u%u t%d step %u: task score %s, want %s",
+               u->user, t, u->steps, got->str, ws->str);
+  if (ws->type == REDIS_REPLY_STRING)
+    cr_assert_str_eq(got->str, ws->str, "u%u t%d step %u", u->user, t,
+                     u->steps);
+  cr_assert_eq(cache->type, wc->type, "u%u t%d step %u: cache %s, want %s",
+               u->user, t, u->steps, cache->str, wc->str);
+  if (wc->type == REDIS_REPLY_STRING)
+    cr_assert(cache->len == wc->len &&
+                  memcmp(cache->str, wc->str, wc->len) == 0,
+              "u%u t%d step %u: cache\n%s\nwant\n%s", u->user, t, u->steps,
+              cache->str, wc->str);
+  bool any = flat->elements > 0;
+  freeReplyObject(flat);
+  freeReplyObject(want);
+  freeReplyObject(got);
+  freeReplyObject(cache);
+  return any;
+}
+
+/* The calls counted for command name since the last CONFIG RESETSTAT. */
+static long long command_calls(const char *name) {
+  redisReply *r = redisCommand(c, "INFO commandstats");
+  cr_assert(r && r->type == REDIS_REPLY_STRING);
+  char key[64];
+  snprintf(key, sizeof(key), "cmdstat_%s:calls=", name);
+  const char *p = strstr(r->str, key);
+  long long n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
+  freeReplyObject(r);
+  return n;
+}
+
+Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
+  enum { USERS = 160, STEPS = 30 };
+  freeReplyObject(
+      redisCommand(c, "XGROUP CREATE tally:jobs tallyd $ MKSTREAM"));
+  redisReply *r =
+      redisCommand(c, "SCRIPT LOAD %s", tally_scripts[TALLY_SCRIPT_POST]);
+  cr_assert(r && r->type == REDIS_REPLY_STRING);
+  char post_sha[64], recompute_sha[64];
+  snprintf(post_sha, sizeof(post_sha), "%s", r->str);
+  freeReplyObject(r);
+  load_recompute(recompute_sha);
+  freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
+  fp_posts = fp_new_scored = 0;
+  unsigned places_with_submissions = 0;
+  for (unsigned i = 0; i < USERS; i++) {
+    fp_user_t u = {.user = i};
+    for (int t = 0; t < 2; t++)
+      u.config[t] = (fp_config_t){below(3), (int)below(4), below(3) == 0};
+    for (unsigned k = 0; k < 100; k++)
+      u.task_of[k] = -1;
+    for (u.steps = 0; u.steps < STEPS; u.steps++) {
+      unsigned k = below(100), op = below(100);
+      int t = (int)below(2);
+      if (op < 55 || (op < 75 && u.task_of[k] < 0)) {
+        /* A result: mostly new, sometimes one that replaces k's. */
+        fp_post_result(post_sha, &u, k, t);
+      } else if (op < 75) {
+        /* k again, in its place or moved to the other task. */
+        fp_post_result(post_sha, &u, k, below(3) ? u.task_of[k] : t);
+      } else if (op < 84) {
+        fp_post_token(post_sha, &u, k);
+      } else if (op < 92) {
+        fp_post_dead(post_sha, &u, k, u.task_of[k] < 0 ? t : u.task_of[k]);
+      } else if (op < 96) {
+        /* The task's config changes: its next summaries carry another
+         * mode, precision or rounding. */
+        u.config[t] = (fp_config_t){below(3), (int)below(4), below(3) == 0};
+      } else {
+        /* Another writer takes a submission out of the place behind the
+         * script's back; the next new result must not trust the cache. */
+        for (unsigned j = 0; j < 100; j++)
+          if (u.task_of[j] == t) {
+            freeReplyObject(redisCommand(c, "HDEL tally:pt:c:u%u:t%d u%u-%02u",
+                                         i, t, i, j));
+            break;
+          }
+        while (u.task_of[k] >= 0)
+          k = (k + 1) % 100;
+        fp_post_result(post_sha, &u, k, t);
+      }
+      for (int p = 0; p < 2; p++)
+        fp_check(recompute_sha, &u, p);
+    }
+    for (int p = 0; p < 2; p++)
+      places_with_submissions += fp_check(recompute_sha, &u, p);
+  }
+  /* HLEN runs only on the fast path, once its cache and summary fit. */
+  long long fast = command_calls("hlen");
+  cr_log_info("%u posts, %u of new scored submissions, %lld by the fast path",
+              fp_posts, fp_new_scored, fast);
+  cr_expect_gt(places_with_submissions, USERS);
+  cr_expect_gt(fast, fp_new_scored / 3,
+               "the fast path took %lld of %u new scored submissions", fast,
+               fp_new_scored);
+  cr_expect_lt(fast, fp_new_scored, "and some of them took a recompute");
+}
