@@ -712,3 +712,72 @@ Test(contest_scripts, rescore_writes_changes_and_updates_the_rankings) {
   cr_expect_eq(total("c1", "u", true), 7);
   cr_expect_eq(tr_redis_int(&server, "SCARD tally:stale"), 0);
 }
+
+/* The calls of command name counted since the last CONFIG RESETSTAT. */
+static long long calls(const char *name) {
+  redisReply *r = redisCommand(c, "INFO commandstats");
+  cr_assert(r && r->type == REDIS_REPLY_STRING);
+  char key[64];
+  snprintf(key, sizeof(key), "cmdstat_%s:calls=", name);
+  const char *p = strstr(r->str, key);
+  long long n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
+  freeReplyObject(r);
+  return n;
+}
+
+Test(contest_scripts, a_new_submission_merges_into_the_place_cache) {
+  sm_t a = {.sub = "s1",
+            .ts = 1,
+            .score = 30,
+            .pub = 10,
+            .subtasks = "[10,20]",
+            .pub_subtasks = "[10,0]"};
+  post(&a);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t"), 1);
+
+  /* New submissions, later and earlier, a compilation failure among
+   * them: no place is read whole, only the totals' task scores. */
+  freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
+  sm_t b = {.sub = "s2",
+            .ts = 2,
+            .score = 25,
+            .subtasks = "[0,25]",
+            .pub_subtasks = "[0,0]"};
+  sm_t f = {.sub = "s3", .ts = 3, .score = 5, .pub = 5, .not_compiled = true};
+  sm_t d = {.sub = "s4", .ts = 0.5, .score = 12, .pub = 12};
+  post(&b);
+  post(&f);
+  post(&d);
+  cr_expect_eq(calls("hgetall"), 3, "one HGETALL a post, for the totals");
+  cr_expect_eq(calls("hlen"), 3, "the fast path checks the place's size");
+  ts_t t = task_score("c1", "u", "t");
+  cr_expect_eq(t.score, 10 + 25 + 12, "subtask bests, then the whole one");
+  cr_expect_eq(t.pub, 10 + 0 + 12);
+  cr_expect_eq(t.submissions, 4);
+  cr_expect_not(t.partial);
+  cr_expect_eq(total("c1", "u", false), 47);
+
+  /* A replacement, and a newer summary of another mode: recomputed. */
+  freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
+  b.score = 0;
+  b.subtasks = "[0,0]";
+  post(&b);
+  cr_expect_eq(calls("hgetall"), 2, "the place and the totals");
+  cr_expect_eq(task_score("c1", "u", "t").score, 10 + 20 + 12);
+  sm_t e = {.sub = "s5", .ts = 9, .mode = "max", .score = 50, .pub = 1};
+  post(&e);
+  cr_expect_eq(calls("hgetall"), 4);
+  cr_expect_eq(calls("hlen"), 0);
+  t = task_score("c1", "u", "t");
+  cr_expect_eq(t.score, 50);
+  cr_expect_eq(t.pub, 12);
+
+  /* A place left empty keeps no cache. */
+  sm_t x = {.sub = "x1", .task = "t2", .score = 1};
+  post(&x);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t2"), 1);
+  x.task = "t";
+  post(&x);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t2"), 0);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t"), 1);
+}
