@@ -27,8 +27,11 @@ extern const char *const tally_scripts[TALLY_SCRIPT_COUNT];
 /* The Lua library the post and rescore scripts share, which keeps the
  * contest state of docs/contest.md. Tests run its functions with a
  * harness appended: compute(flat) takes a pt hash as HGETALL reads it and
- * returns {score, public_score, partial, submissions}; num(x) writes a
- * number as the shortest text that reads back as x (as tally_json_num).
+ * returns {score, public_score, partial, submissions}, then st, what the
+ * place cache keeps; score_json(ts) writes a task score as
+ * <p>:taskscores holds it, and cache_text(st) the place cache (nil when
+ * the place keeps none); num(x) writes a number as the shortest text that
+ * reads back as x (as tally_json_num).
  *
  * How the library computes a task score, over the pt hash of (contest,
  * participant, task): as tally_task_score, with each summary's sides read
@@ -41,7 +44,25 @@ extern const char *const tally_scripts[TALLY_SCRIPT_COUNT];
  * one is the greatest (timestamp, id). The score mode, score_precision
  * and score_rounding are those of the newest scored summary in that order
  * (official or not), so the task score does not depend on which
- * submission was posted last; with no scored summary every score is 0. */
+ * submission was posted last; with no scored summary every score is 0.
+ *
+ * The place cache, <p>:ptagg:<enc c>:<enc u>:<enc t> (docs/contest.md),
+ * keeps what that computation gathered: the pt hash's field count, the
+ * official and the unscored official submissions, the newest scored
+ * summary's id, timestamp, mode, precision and rounding, the last
+ * official submission's id and timestamp, and per side the mode's
+ * aggregate (max: the best; max_tokened_last: the best tokened and the
+ * last's score; max_subtask: each subtask's best and the best of the
+ * results that are one subtask). A post that adds a new scored
+ * submission to a place merges it into the cache, when the cache's field
+ * count is the place's less one and the submission, if it becomes the
+ * newest scored one, has the same mode, precision and rounding; the sums
+ * and the rounding are then made as the full computation makes them, so
+ * the task score is the same, bit for bit. Anything else (a replacement,
+ * a move, a token, a dead letter, a rescore, a cache that does not fit)
+ * computes the task score from the whole place and writes the cache
+ * again; a place with no official or no scored submission, a mode of
+ * another name or a number that is not finite keeps no cache. */
 extern const char tally_script_lib[];
 
 /* What the post, retry and release scripts return for one entry. */
@@ -95,22 +116,21 @@ typedef struct tally_post_extra_s {
 /* Post: appends one entry. The job text is taken from the stream by the
  * script, so it never travels twice. kind is one of:
  *
- * - "result": body is the result JSON, added to <p>:results. record is
- *   the key of the submission hash (<p>:submission:<S>), or NULL for
- *   none; extra (NULL: all "") carries the summary and views. With a
- *   record, the hash gets job, entry and result_entry, and with a summary
- *   also summary, version, score, public_score, scored=1, tokened (kept
- *   once 1, and set by a summary's "tokened": true) and rev+1; then the
- *   contest state is updated (pt hash, index sets, contests, task scores,
- *   both rankings) and a "score" event is added to <p>:public and
- *   published on <p>:events:<contest>, with the full view if the
- *   submission is tokened, else the public view. A submission whose
- *   previous job placed it elsewhere (contest, participant or task) is
- *   taken out of the old place, which is recomputed too. A summary whose
- *   version is not the task's in <p>:taskversions (set to it when the
- *   task has none) is still written, but the submission goes into
- *   <p>:stale and the item's code is TALLY_POST_STALE; written with the
- *   current version, it leaves <p>:stale.
+ * - "result": body is the result JSON, added to <p>:results. record is the
+ *   key of the submission hash (<p>:submission:<S>), or NULL for none; extra
+ *   (NULL: all "") carries the summary and views. With a record, the hash
+ *   gets job, entry and result_entry, and with a summary also summary,
+ *   version, score, public_score, scored=1, tokened (kept once 1, and set by
+ *   a summary's "tokened": true) and rev+1; then the contest state is
+ *   updated (pt hash, index sets, contests, task scores with the place
+ *   cache, both rankings) and a "score" event is added to <p>:public and
+ *   published on <p>:events:<contest>, with the full view if the submission
+ *   is tokened, else the public view. A submission whose previous job placed
+ *   it elsewhere (contest, participant or task) is taken out of the old
+ *   place, which is recomputed too. A summary whose version is not the
+ *   task's in <p>:taskversions (set to it when the task has none) is still
+ *   written, but the submission goes into <p>:stale and the item's code is
+ *   TALLY_POST_STALE; written with the current version, it leaves <p>:stale.
  * - "dead": body is the cause, dead-lettered with the job. A scoring job
  *   (type absent or "score") that names its submission, participant and
  *   task is also stored as unscored: scored=0, error, the unscored
