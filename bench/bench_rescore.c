@@ -218,7 +218,7 @@ static double used_memory_mb(redisContext *c) {
 
 /* What one tally rescore reported (its --json line). */
 typedef struct result_s {
-  double wall, seconds, select, order, rescore;
+  double wall, seconds, select, score, write;
   long submissions, changed, failed;
 } result_t;
 
@@ -260,8 +260,8 @@ static result_t rescore(const opts_t *o, const char *tasks, const char *url) {
     die("tally rescore printed no JSON:\n%s", out);
   res.seconds = cJSON_GetObjectItem(j, "seconds")->valuedouble;
   res.select = cJSON_GetObjectItem(j, "select_seconds")->valuedouble;
-  res.order = cJSON_GetObjectItem(j, "order_seconds")->valuedouble;
-  res.rescore = cJSON_GetObjectItem(j, "rescore_seconds")->valuedouble;
+  res.score = cJSON_GetObjectItem(j, "score_seconds")->valuedouble;
+  res.write = cJSON_GetObjectItem(j, "write_seconds")->valuedouble;
   res.submissions = (long)cJSON_GetObjectItem(j, "submissions")->valuedouble;
   res.changed = (long)cJSON_GetObjectItem(j, "changed")->valuedouble;
   res.failed = (long)cJSON_GetObjectItem(j, "failed")->valuedouble;
@@ -277,8 +277,9 @@ static void print_result(const char *what, const result_t *r) {
          what, r->submissions, r->seconds,
          r->seconds > 0 ? (double)r->submissions / r->seconds : 0, r->wall,
          r->changed, r->failed);
-  printf("%-28s selecting %.2f s, ordering %.2f s, rescoring %.2f s\n", "",
-         r->select, r->order, r->rescore);
+  printf("%-28s selecting %.2f s, reading and scoring %.2f s, writing %.2f "
+         "s\n",
+         "", r->select, r->score, r->write);
   fflush(stdout);
 }
 

@@ -17,8 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK 256            /* submissions in one script call */
-#define BATCH 1024           /* submissions read, scored and written at once */
+#define CHUNK 256            /* submissions read in one pipeline */
 #define TIMEOUT_MS 30000     /* on every command, script calls included */
 #define LOCK_TTL_MS 30000    /* the lock expires unless refreshed */
 #define LOCK_REFRESH_MS 5000 /* how often it is */
@@ -48,7 +47,6 @@ typedef struct item_s {
   char *rev;     /* the rev the job was read at */
   char *participant, *contest; /* for on_change (dry runs) */
   const char *task;            /* a name in the taskset, or NULL */
-  size_t rank;                 /* its place in the reading order */
   unsigned char state;
   bool old_scored, new_scored, differs;
   double old_score, old_public, new_score, new_public;
@@ -68,8 +66,6 @@ typedef struct worker_s {
   tally_buf_t out, sum;
   tally_call_t call;
   bool *seen; /* per taskset entry: a submission of it was rescored */
-  item_t *batch[BATCH], *send[BATCH];
-  size_t calls[BATCH + 1];
   pthread_t thread;
   bool started;
   int status;
@@ -80,7 +76,11 @@ struct run_s {
   const tally_rescore_opts_t *o;
   item_t *items; /* sorted by id */
   size_t n;
-  item_t **order;      /* the items in reading order: by participant */
+  item_t **send; /* the items to write, in write order */
+  /* The script calls: call k writes send[calls[k]..calls[k + 1]). */
+  size_t *calls;
+  size_t ncalls;
+  size_t nsend;
   version_t *versions; /* stored task versions, for stale */
   size_t nversions;
   char sha[48];
@@ -93,7 +93,7 @@ struct run_s {
   atomic_uint running;
   atomic_bool stop;
   const char *state;
-  double phase_s[3]; /* seconds selecting, ordering, rescoring */
+  double phase_s[3]; /* seconds in selecting, scoring and writing */
   double t0;         /* monotonic seconds when started */
   long long started; /* ms since the epoch */
   char url[512];
@@ -325,8 +325,8 @@ static void stats_fill(const run_t *run, tally_rescore_stats_t *st) {
   st->retried = atomic_load(&run->retried);
   st->seconds = run->t0 > 0 ? now_s() - run->t0 : 0;
   st->select_seconds = run->phase_s[0];
-  st->order_seconds = run->phase_s[1];
-  st->rescore_seconds = run->phase_s[2];
+  st->score_seconds = run->phase_s[1];
+  st->write_seconds = run->phase_s[2];
 }
 
 /* Writes <p>:rescore. Returns 0 or TALLY_EIO. */
@@ -539,8 +539,10 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
       return TALLY_ENOMEM;
   }
   if (rc == 0) {
+    /* An unchanged summary needs no write; but a stale one is written
+     * all the same, so that the script takes it out of <p>:stale. */
     const char *old = reply_str(r->element[F_SUMMARY]);
-    if (old != NULL && r->element[F_SUMMARY]->len == w->sum.len &&
+    if (!o->stale && old != NULL && r->element[F_SUMMARY]->len == w->sum.len &&
         memcmp(old, w->sum.data, w->sum.len) == 0) {
       if (first)
         atomic_fetch_add(&run->scored, 1);
@@ -598,9 +600,26 @@ static int read_items(worker_t *w, item_t **items, size_t n) {
   return rc;
 }
 
-/* Writing. */
+static void *score_main(void *arg) {
+  worker_t *w = arg;
+  run_t *run = w->run;
+  item_t *batch[CHUNK];
+  while (w->status == 0 && !atomic_load(&run->stop)) {
+    size_t from = atomic_fetch_add(&run->next, CHUNK);
+    if (from >= run->n)
+      break;
+    size_t n = run->n - from < CHUNK ? run->n - from : CHUNK;
+    for (size_t k = 0; k < n; k++)
+      batch[k] = &run->items[from + k];
+    w->status = read_items(w, batch, n);
+  }
+  if (w->status != 0)
+    atomic_store(&run->stop, true);
+  atomic_fetch_sub(&run->running, 1);
+  return NULL;
+}
 
-static int cmp_order(const void *a, const void *b);
+/* Writing. */
 
 /* Sends the call in w->call and sorts out the replies for items[0..n):
  * the ones to send again (rev moved) go to again, counted in *nagain.
@@ -697,20 +716,39 @@ static int write_items(worker_t *w, item_t **items, size_t n) {
   return 0;
 }
 
-/* Splits send[0..n) (in write order) into script calls of at most CHUNK
+static void *write_main(void *arg) {
+  worker_t *w = arg;
+  run_t *run = w->run;
+  while (w->status == 0 && !atomic_load(&run->stop)) {
+    size_t k = atomic_fetch_add(&run->next, 1);
+    if (k >= run->ncalls)
+      break;
+    size_t from = run->calls[k];
+    w->status = write_items(w, run->send + from, run->calls[k + 1] - from);
+  }
+  if (w->status != 0)
+    atomic_store(&run->stop, true);
+  atomic_fetch_sub(&run->running, 1);
+  return NULL;
+}
+
+/* Splits run->send (in write order) into script calls of at most CHUNK
  * submissions that each take whole places (contest, participant, task)
  * when they can: the script computes a place's task score once per call,
  * from all of the place's submissions, so a place split over two calls
- * costs twice. Call k writes send[calls[k]..calls[k + 1]). Returns the
- * number of calls. */
-static size_t plan_calls(item_t **send, size_t n, size_t *calls) {
-  size_t pos = 0, ncalls = 0;
-  calls[0] = 0;
-  while (pos < n) {
+ * costs twice. Returns 0 or TALLY_ENOMEM. */
+static int plan_calls(run_t *run) {
+  run->calls = malloc((run->nsend + 2) * sizeof(*run->calls));
+  if (run->calls == NULL)
+    return TALLY_ENOMEM;
+  size_t pos = 0;
+  run->calls[0] = 0;
+  while (pos < run->nsend) {
     size_t end = pos;
-    while (end < n) {
+    while (end < run->nsend) {
       size_t next = end + 1;
-      while (next < n && strcmp(send[next]->order, send[end]->order) == 0)
+      while (next < run->nsend &&
+             strcmp(run->send[next]->order, run->send[end]->order) == 0)
         next++;
       if (next - pos > CHUNK) {
         if (end == pos)
@@ -719,48 +757,10 @@ static size_t plan_calls(item_t **send, size_t n, size_t *calls) {
       }
       end = next;
     }
-    calls[++ncalls] = end;
+    run->calls[++run->ncalls] = end;
     pos = end;
   }
-  return ncalls;
-}
-
-/* Writes the items of batch[0..n) that changed, in place order. */
-static int write_batch(worker_t *w, item_t **batch, size_t n) {
-  size_t nsend = 0;
-  for (size_t k = 0; k < n; k++)
-    if (batch[k]->state == IT_SEND)
-      w->send[nsend++] = batch[k];
-  qsort(w->send, nsend, sizeof(*w->send), cmp_order);
-  size_t ncalls = plan_calls(w->send, nsend, w->calls);
-  int rc = 0;
-  for (size_t k = 0; k < ncalls && rc == 0; k++)
-    rc = write_items(w, w->send + w->calls[k], w->calls[k + 1] - w->calls[k]);
-  return rc;
-}
-
-/* A worker: takes the next BATCH submissions in reading order, reads and
- * scores them, and (unless a dry run) writes the ones that changed, until
- * none are left. While one worker's script call runs in Redis, another
- * scores. */
-static void *rescore_main(void *arg) {
-  worker_t *w = arg;
-  run_t *run = w->run;
-  while (w->status == 0 && !atomic_load(&run->stop)) {
-    size_t from = atomic_fetch_add(&run->next, BATCH);
-    if (from >= run->n)
-      break;
-    size_t n = run->n - from < BATCH ? run->n - from : BATCH;
-    for (size_t k = 0; k < n; k++)
-      w->batch[k] = run->order[from + k];
-    w->status = read_items(w, w->batch, n);
-    if (w->status == 0 && !run->o->dry_run)
-      w->status = write_batch(w, w->batch, n);
-  }
-  if (w->status != 0)
-    atomic_store(&run->stop, true);
-  atomic_fetch_sub(&run->running, 1);
-  return NULL;
+  return 0;
 }
 
 /* Runs fn on every worker and waits for them. Returns 0, or the first
@@ -1013,95 +1013,6 @@ static int select_items(run_t *run, char *err, size_t errlen) {
   return rc;
 }
 
-static int cmp_item_id(const void *key, const void *item) {
-  return strcmp(key, ((const item_t *)item)->id);
-}
-
-/* Writes into out (outlen bytes) a SCAN pattern that matches the keys
- * that begin with text. Returns 0, or TALLY_E2BIG. */
-static int glob_prefix(char *out, size_t outlen, const char *text) {
-  size_t n = 0;
-  for (const char *s = text; *s; s++) {
-    if (n + 3 >= outlen)
-      return TALLY_E2BIG;
-    if (strchr("*?[]\\", *s))
-      out[n++] = '\\';
-    out[n++] = *s;
-  }
-  out[n++] = '*';
-  out[n] = '\0';
-  return 0;
-}
-
-/* Puts the items in reading order into run->order: participant after
- * participant, as the participant indexes list them, then any not found
- * there in id order. The writes of a batch then fill whole places, and
- * each batch can be written as soon as it is scored. A dry run, or a
- * selection of one participant or of few submissions, reads in id order. */
-static int order_items(run_t *run, char *err, size_t errlen) {
-  const tally_rescore_opts_t *o = run->o;
-  run->order = malloc((run->n + 1) * sizeof(*run->order));
-  if (run->order == NULL)
-    return fail(err, errlen, TALLY_ENOMEM, "out of memory");
-  size_t next = 0;
-  for (size_t k = 0; k < run->n; k++)
-    run->items[k].rank = SIZE_MAX;
-  bool by_participant = !o->dry_run && o->participant == NULL &&
-                        o->submission == NULL && run->n > BATCH;
-  char prefix[600], pattern[1300], cursor[32] = "0";
-  snprintf(prefix, sizeof(prefix), "%s:index:participant:", o->prefix);
-  if (by_participant && glob_prefix(pattern, sizeof(pattern), prefix) != 0)
-    return fail(err, errlen, TALLY_EINVAL, "too long a prefix: %s", o->prefix);
-  while (by_participant) {
-    redisReply *r = command(run, run->ctl, REDIS_REPLY_ARRAY, err, errlen,
-                            "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-    if (r == NULL)
-      return TALLY_EIO;
-    if (r->elements != 2 || reply_str(r->element[0]) == NULL ||
-        r->element[1]->type != REDIS_REPLY_ARRAY) {
-      freeReplyObject(r);
-      return reply_error(run, run->ctl, NULL, "SCAN", err, errlen);
-    }
-    snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-    const redisReply *keys = r->element[1];
-    for (size_t k = 0; k < keys->elements; k++)
-      if (redisAppendCommand(run->ctl, "SMEMBERS %b", keys->element[k]->str,
-                             keys->element[k]->len) != REDIS_OK) {
-        freeReplyObject(r);
-        return fail(err, errlen, TALLY_ENOMEM, "out of memory");
-      }
-    int rc = 0;
-    for (size_t k = 0; k < keys->elements; k++) {
-      void *p = NULL;
-      if (redisGetReply(run->ctl, &p) != REDIS_OK) {
-        rc = reply_error(run, run->ctl, NULL, "SMEMBERS", err, errlen);
-        break;
-      }
-      redisReply *m = p;
-      for (size_t j = 0; m->type == REDIS_REPLY_ARRAY && j < m->elements; j++) {
-        item_t *it = reply_str(m->element[j]) == NULL
-                         ? NULL
-                         : bsearch(m->element[j]->str, run->items, run->n,
-                                   sizeof(*run->items), cmp_item_id);
-        if (it != NULL && it->rank == SIZE_MAX) {
-          it->rank = next;
-          run->order[next++] = it;
-        }
-      }
-      freeReplyObject(m);
-    }
-    freeReplyObject(r);
-    if (rc != 0)
-      return rc;
-    if (strcmp(cursor, "0") == 0)
-      break;
-  }
-  for (size_t k = 0; k < run->n; k++)
-    if (run->items[k].rank == SIZE_MAX)
-      run->order[next++] = &run->items[k];
-  return 0;
-}
-
 /* Setting up and tearing down. */
 
 static void workers_free(run_t *run) {
@@ -1226,14 +1137,26 @@ static int rescore(run_t *run, char *err, size_t errlen) {
   if (rc == 0)
     rc = workers_new(run, n, err, errlen);
   t = now_s();
-  if (rc == 0)
-    rc = order_items(run, err, errlen);
-  run->phase_s[1] = now_s() - t;
-  t = now_s();
   if (rc == 0 && run->n > 0)
-    rc = phase(run, o->dry_run ? "scoring" : "rescoring", rescore_main, err,
-               errlen);
-  run->phase_s[2] = now_s() - t;
+    rc = phase(run, "scoring", score_main, err, errlen);
+  run->phase_s[1] = now_s() - t;
+  if (rc == 0 && !o->dry_run) {
+    run->send = malloc((run->n + 1) * sizeof(*run->send));
+    if (run->send == NULL)
+      rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+    for (size_t k = 0; rc == 0 && k < run->n; k++)
+      if (run->items[k].state == IT_SEND)
+        run->send[run->nsend++] = &run->items[k];
+    if (rc == 0) {
+      t = now_s();
+      qsort(run->send, run->nsend, sizeof(*run->send), cmp_order);
+      if (plan_calls(run) != 0)
+        rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+      if (rc == 0 && run->nsend > 0)
+        rc = phase(run, "writing", write_main, err, errlen);
+      run->phase_s[2] = now_s() - t;
+    }
+  }
   if (rc == 0)
     report_changes(run);
   return rc;
@@ -1286,7 +1209,8 @@ int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
     free(run->items[k].id);
   }
   free(run->items);
-  free(run->order);
+  free(run->send);
+  free(run->calls);
   for (size_t k = 0; k < run->nversions; k++) {
     free(run->versions[k].task);
     free(run->versions[k].version);

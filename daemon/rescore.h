@@ -16,21 +16,19 @@
 /* How far a rescore is; what its progress callback and the hash
  * <p>:rescore show. */
 typedef struct tally_rescore_stats_s {
-  /* "selecting", "rescoring" ("scoring" in a dry run), "done" */
-  const char *state;
-  size_t total;   /* submissions selected */
-  size_t scored;  /* of them, read and scored again so far */
-  size_t done;    /* of them, finished: written, unchanged or skipped */
-  size_t changed; /* whose score changed (or would, with dry_run) */
-  size_t failed;  /* whose job the loaded config cannot score */
-  size_t skipped; /* not rescored: see tally_rescore_opts_t */
-  size_t gone;    /* deleted while the rescore ran */
-  size_t retried; /* script calls redone after a concurrent write */
-  double seconds; /* since the rescore started (after the lock) */
-  /* Of them, in each phase: selecting (reading the indexes), ordering
-   * (by participant, for the writes), rescoring (reading, scoring and
-   * writing, on every thread). */
-  double select_seconds, order_seconds, rescore_seconds;
+  const char *state; /* "selecting", "scoring", "writing", "done" */
+  size_t total;      /* submissions selected */
+  size_t scored;     /* of them, read and scored again so far */
+  size_t done;       /* of them, finished: written, unchanged or skipped */
+  size_t changed;    /* whose score changed (or would, with dry_run) */
+  size_t failed;     /* whose job the loaded config cannot score */
+  size_t skipped;    /* not rescored: see tally_rescore_opts_t */
+  size_t gone;       /* deleted while the rescore ran */
+  size_t retried;    /* script calls redone after a concurrent write */
+  double seconds;    /* since the rescore started (after the lock) */
+  /* Of them, in each phase: selecting (reading the indexes), scoring
+   * (reading the jobs and scoring them), writing (the script calls). */
+  double select_seconds, score_seconds, write_seconds;
   char **tasks; /* names of the tasks rescored, sorted; owned */
   size_t ntasks;
 } tally_rescore_stats_t;

@@ -1316,8 +1316,8 @@ static void bar_draw(const char *state, size_t count, size_t total,
   fflush(stderr);
 }
 
-/* What the bar counts in a state: submissions scored in a dry run's
- * scoring, else done. */
+/* What the bar counts in a state: submissions scored while scoring, done
+ * after. */
 static size_t bar_count(const char *state, size_t scored, size_t done) {
   return strcmp(state, "scoring") == 0 ? scored : done;
 }
@@ -1419,10 +1419,9 @@ static void rescore_print(const rescore_cli_t *rc,
     tally_json_num(b, st->seconds);
     tally_buf_puts(b, ",\"rate\":");
     tally_json_num(b, rate);
-    const char *names[] = {"select_seconds", "order_seconds",
-                           "rescore_seconds"};
-    const double secs[] = {st->select_seconds, st->order_seconds,
-                           st->rescore_seconds};
+    const char *names[] = {"select_seconds", "score_seconds", "write_seconds"};
+    const double secs[] = {st->select_seconds, st->score_seconds,
+                           st->write_seconds};
     for (int k = 0; k < 3; k++) {
       tally_buf_puts(b, ",\"");
       tally_buf_puts(b, names[k]);
