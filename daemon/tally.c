@@ -51,6 +51,11 @@ static const char usage[] =
     "       whose config version changed) or --stale (the submissions "
     "scored\n"
     "       with another version than the current one)\n"
+    "rescore: --threads N (default: one per CPU); --wait S gives up when "
+    "another\n"
+    "       rescore holds the lock for S s (default: waits); exits 1 on a "
+    "Redis\n"
+    "       or lock error, 2 on a bad selection or config\n"
     "reload: sends SIGHUP to tallyd; with REDIS given, waits (--wait, "
     "default\n"
     "       60 s) for the rescore that the reload starts to finish\n";

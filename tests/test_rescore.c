@@ -622,3 +622,17 @@ Test(rescore, draws_a_progress_bar_on_a_terminal) {
   cr_assert(strstr(out, "rescored 6 submissions of task alpha") != NULL, "%s",
             out);
 }
+
+Test(rescore, help_lists_rescore_ranking_and_reload) {
+  const char *args[] = {"--help", NULL};
+  tc_run_t r = tc_run(args, NULL, dir);
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "tally rescore [REDIS] --tasks DIR") != NULL, "%s",
+            r.out);
+  cr_assert(strstr(r.out, "tally ranking [REDIS] --contest C") != NULL, "%s",
+            r.out);
+  cr_assert(strstr(r.out, "tally reload (--pid N | --pidfile FILE)") != NULL,
+            "%s", r.out);
+  cr_assert(strstr(r.out, "SELECTION:") != NULL, "%s", r.out);
+  tc_run_free(&r);
+}
