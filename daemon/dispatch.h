@@ -1,7 +1,10 @@
 /* The dispatcher: reads jobs from the Redis stream through the consumer
  * group, hands them to the worker pool, and posts each outcome exactly
  * once with the stream scripts. It owns two Redis connections: one for
- * blocking reads, one for everything else. */
+ * blocking reads, one for everything else. A scored answer is posted with
+ * its summary and views; a token job's submission's stored job is read
+ * and scored again, and the token posted with that summary and full view
+ * (docs/contest.md). */
 #ifndef TALLY_DISPATCH_H
 #define TALLY_DISPATCH_H
 
