@@ -529,6 +529,10 @@ Test(tasktypes, reports_bad_task_keys_with_their_paths) {
        "\"comparator_parameters\": {\"x\": 1}",
        "task.json: comparator_parameters: comparator exact takes no "
        "parameters"},
+      {"\"task_type\": \"batch\", \"comparator\": \"numeric_tolerance\", "
+       "\"comparator_parameters\": {\"absolute\": -1}",
+       "task.json: comparator_parameters.absolute: must be a finite number, "
+       "0 or more"},
       {"\"task_type\": \"output_only\", \"data_dir\": \"../up\"",
        "task.json: data_dir: must be a folder under the task file's folder "
        "(a relative path without ..)"},
