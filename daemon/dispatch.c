@@ -39,8 +39,10 @@ struct tally__job_s {
   size_t body_len;  /* of the result part of the answer, or of the cause */
   tally_post_extra_t extra; /* the other parts of the answer, in body */
   bool has_extra;
-  char *token; /* a token job's token, kept while its submission's job is
-                  fetched and scored again; NULL for other jobs */
+  bool send_full; /* a result posts its full view: the post script asked
+                     for it (TALLY_POST_NEED_FULL) */
+  char *token;    /* a token job's token, kept while its submission's job is
+                     fetched and scored again; NULL for other jobs */
   size_t token_len;
   char *entry;  /* for a token job: the submission's job entry when its job
                    was fetched, or NULL */
@@ -564,6 +566,15 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
                 "%s: %s, stale: scored with another config version than the "
                 "current one",
                 j->id, j->kind);
+    } else if (code == TALLY_POST_NEED_FULL && !j->send_full) {
+      /* A tokened submission: its event needs the full view, withheld
+       * until now. The script wrote nothing and the entry is still ours. */
+      j->send_full = true;
+      tally_log(d->opt.log, TALLY_LOG_DEBUG, "job.post",
+                "%s: tokened submission, posting again with the full view",
+                j->id);
+      queue_post(d, j);
+      continue;
     } else if (code == TALLY_POST_REDELIVERED &&
                j->pj.deliveries != c->deliveries[i]) {
       /* Re-read from this consumer's history meanwhile: post again with
@@ -582,6 +593,8 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
                 "%s: %s not posted: %s", j->id, dead ? "dead letter" : j->kind,
                 code == TALLY_POST_STOLEN
                     ? "another consumer claimed the job meanwhile"
+                : code == TALLY_POST_NEED_FULL
+                    ? "the post script asked again for the full view"
                 : code == TALLY_POST_REDELIVERED
                     ? "the job was delivered again meanwhile"
                     : "the job is no longer pending (posted by another "
@@ -663,11 +676,32 @@ static bool send_call(tally_dispatch_t *d, call_t *c, tally_redis_cb cb,
   return true;
 }
 
+/* The extra parts one post item carries, in *out: a result's full view,
+ * which only a tokened submission's event needs (and Lua hashes every
+ * byte of an argument), is withheld as "-" until the post script asks
+ * for it; a token's is always sent. Returns NULL for none. */
+static const tally_post_extra_t *post_extra(const tally__job_t *j,
+                                            tally_post_extra_t *out) {
+  if (!j->has_extra)
+    return NULL;
+  *out = j->extra;
+  /* "-" is the marker, never a view: a worker's "-" is sent as none. */
+  if (out->full_len == 1 && out->full[0] == '-')
+    out->full_len = 0;
+  if (out->full_len > 0 && !j->send_full && strcmp(j->kind, "result") == 0) {
+    out->full = "-";
+    out->full_len = 1;
+  }
+  return out;
+}
+
 /* The bytes one post item carries. */
 static size_t post_bytes(const tally__job_t *j) {
+  tally_post_extra_t x;
+  const tally_post_extra_t *e = post_extra(j, &x);
   size_t n = j->body_len + j->token_len;
-  if (j->has_extra)
-    n += j->extra.summary_len + j->extra.pub_len + j->extra.full_len;
+  if (e != NULL)
+    n += e->summary_len + e->pub_len + e->full_len;
   return n;
 }
 
@@ -693,9 +727,10 @@ static bool send_posts(tally_dispatch_t *d) {
      * extra parts, when there is one. */
     bool token = strcmp(j->kind, "token") == 0;
     const char *body = token ? j->token : j->body;
+    tally_post_extra_t x;
     tally_call_post(k, j->id, j->pj.deliveries, j->kind, body ? body : "",
                     token ? j->token_len : j->body_len, j->record,
-                    j->has_extra ? &j->extra : NULL);
+                    post_extra(j, &x));
   }
   return send_call(d, c, on_post, JOB_POST);
 }

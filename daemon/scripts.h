@@ -67,6 +67,10 @@ extern const char tally_script_lib[];
 
 /* What the post, retry and release scripts return for one entry. */
 enum {
+  TALLY_POST_NEED_FULL = 3,   /* nothing written: a "result" whose full view
+                                 was withheld ("-") for a tokened submission;
+                                 the entry is still pending and owned, so
+                                 post it again with the full view */
   TALLY_POST_STALE = 2,       /* written and acknowledged, but with a task
                                  config version other than the current one
                                  (<p>:taskversions): marked in <p>:stale */
@@ -125,11 +129,17 @@ typedef struct tally_post_extra_s {
  *   updated (pt hash, index sets, contests, task scores with the place
  *   cache, both rankings) and a "score" event is added to <p>:public and
  *   published on <p>:events:<contest>, with the full view if the submission
- *   is tokened, else the public view. A submission whose previous job placed
- *   it elsewhere (contest, participant or task) is taken out of the old
- *   place, which is recomputed too. A summary whose version is not the
- *   task's in <p>:taskversions (set to it when the task has none) is still
- *   written, but the submission goes into <p>:stale and the item's code is
+ *   is tokened, else the public view. Lua hashes every byte of every
+ *   argument, so the full view, which only a tokened submission's event
+ *   needs, may be withheld: a full view of "-" means "withheld, available
+ *   on request" ("" means "none exists"). When the submission is tokened
+ *   (stored tokened=1 or the summary's "tokened": true), an item with a
+ *   withheld full view writes nothing at all (not even the result) and its
+ *   code is TALLY_POST_NEED_FULL; otherwise "-" is taken as "". A submission
+ * whose previous job placed it elsewhere (contest, participant or task) is
+ * taken out of the old place, which is recomputed too. A summary whose version
+ * is not the task's in <p>:taskversions (set to it when the task has none) is
+ * still written, but the submission goes into <p>:stale and the item's code is
  *   TALLY_POST_STALE; written with the current version, it leaves <p>:stale.
  * - "dead": body is the cause, dead-lettered with the job. A scoring job
  *   (type absent or "score") that names its submission, participant and

@@ -556,6 +556,116 @@ Test(contest_scripts, a_token_before_the_result_waits_for_it) {
   cr_expect_eq(task_score("c1", "u", "t").score, 66.6, "s1 counts as tokened");
 }
 
+/* Posts s's result (as post does) under entry id, already delivered, with
+ * full as its full view: "-" withholds it. Returns the item's code. */
+static long long post_at(const sm_t *s, const char *id, const char *full) {
+  char sum[1024], pubv[256], body[128], rec[128];
+  summary_of(s, sum, sizeof(sum));
+  snprintf(pubv, sizeof(pubv),
+           "{\"score\":%.17g,\"max_score\":50,\"details\":[\"pub\"]}", s->pub);
+  snprintf(body, sizeof(body), "{\"submission\":\"%s\",\"score\":1}", s->sub);
+  snprintf(rec, sizeof(rec), "tally:submission:%s", s->sub);
+  tally_post_extra_t x = {sum,          strlen(sum), pubv,
+                          strlen(pubv), full,        strlen(full)};
+  tally_call_t *call = malloc(sizeof(*call));
+  cr_assert(call != NULL);
+  tally_call_begin(call, TALLY_SCRIPT_POST, NULL, "tally", "a");
+  cr_assert_eq(
+      tally_call_post(call, id, 1, "result", body, strlen(body), rec, &x), 0);
+  redisReply *r = run(call);
+  free(call);
+  cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+  long long code = r->element[0]->integer;
+  freeReplyObject(r);
+  return code;
+}
+
+/* Delivers s's job; id gets its entry id. */
+static void deliver_of(const sm_t *s, char id[64]) {
+  char job[512];
+  snprintf(job, sizeof(job),
+           "{\"submission\":\"%s\",\"participant\":\"%s\",\"task\":\"%s\","
+           "\"contest\":\"%s\",\"timestamp\":%.17g}",
+           s->sub, OR(s->user, "u"), OR(s->task, "t"), OR(s->contest, "c1"),
+           s->ts);
+  deliver(job, id);
+}
+
+static long long pending(void) {
+  redisReply *r = redisCommand(c, "XPENDING tally:jobs tallyd");
+  cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+  long long n = r->element[0]->integer;
+  freeReplyObject(r);
+  return n;
+}
+
+#define FULL_VIEW "{\"score\":66.6,\"max_score\":100,\"details\":[\"SECRET\"]}"
+
+Test(contest_scripts,
+     a_withheld_full_view_of_a_tokened_submission_is_asked_for) {
+  /* Tokened by a token before the result: stored tokened=1. */
+  cr_expect_eq(post_token("s1", "u", NULL), TALLY_POST_DONE);
+  long long results = xlen("tally:results");
+  char rev[32], v[1024], id[64];
+  hget("tally:submission:s1", "rev", rev, sizeof(rev));
+  sm_t a = {.sub = "s1", .ts = 1, .score = 66.6, .pub = 10};
+  deliver_of(&a, id);
+  cr_expect_eq(post_at(&a, id, "-"), TALLY_POST_NEED_FULL);
+  /* Nothing written, and the entry is still pending. */
+  cr_expect_eq(xlen("tally:results"), results);
+  cr_expect_eq(xlen("tally:public"), 0);
+  hget("tally:submission:s1", "rev", v, sizeof(v));
+  cr_expect_str_eq(v, rev);
+  hget("tally:submission:s1", "summary", v, sizeof(v));
+  cr_expect_str_eq(v, "");
+  cr_expect_eq(task_score("c1", "u", "t").exists, false);
+  cr_expect_eq(pending(), 1);
+  cr_expect_eq(xlen("tally:jobs"), 1);
+
+  /* The same entry again, with the full view: published. */
+  cr_expect_eq(post_at(&a, id, FULL_VIEW), TALLY_POST_DONE);
+  cr_expect_eq(xlen("tally:results"), results + 1);
+  entry_field("tally:public", -1, "event", v, sizeof(v));
+  cr_expect(strstr(v, "\"tokened\":true") != NULL, "%s", v);
+  cr_expect(strstr(v, "\"view\":" FULL_VIEW) != NULL, "%s", v);
+  cr_expect_eq(task_score("c1", "u", "t").score, 66.6);
+  cr_expect_eq(pending(), 0);
+  cr_expect_eq(xlen("tally:jobs"), 0);
+
+  /* Tokened by its own summary: asked for too. */
+  sm_t b = {.sub = "s2", .ts = 2, .score = 20, .pub = 5, .tokened = true};
+  deliver_of(&b, id);
+  cr_expect_eq(post_at(&b, id, "-"), TALLY_POST_NEED_FULL);
+  cr_expect_eq(xlen("tally:results"), results + 1);
+  cr_expect_eq(xlen("tally:public"), 1);
+  hget("tally:submission:s2", "rev", v, sizeof(v));
+  cr_expect_str_eq(v, "");
+  cr_expect_eq(post_at(&b, id, FULL_VIEW), TALLY_POST_DONE);
+  hget("tally:submission:s2", "rev", v, sizeof(v));
+  cr_expect_str_eq(v, "1");
+  entry_field("tally:public", -1, "event", v, sizeof(v));
+  cr_expect(strstr(v, "\"submission\":\"s2\"") != NULL, "%s", v);
+  cr_expect(strstr(v, "SECRET") != NULL, "%s", v);
+}
+
+Test(contest_scripts, a_withheld_full_view_is_not_needed_untokened) {
+  sm_t a = {.sub = "s1", .ts = 1, .score = 77.125, .pub = 10};
+  char id[64], v[1024];
+  deliver_of(&a, id);
+  cr_expect_eq(post_at(&a, id, "-"), TALLY_POST_DONE);
+  cr_expect_eq(xlen("tally:results"), 1);
+  cr_expect_eq(pending(), 0);
+  hget("tally:submission:s1", "rev", v, sizeof(v));
+  cr_expect_str_eq(v, "1");
+  entry_field("tally:public", -1, "event", v, sizeof(v));
+  cr_expect_str_eq(v, "{\"type\":\"score\",\"contest\":\"c1\","
+                      "\"participant\":\"u\",\"task\":\"t\","
+                      "\"submission\":\"s1\",\"tokened\":false,"
+                      "\"view\":{\"score\":10,\"max_score\":50,"
+                      "\"details\":[\"pub\"]},"
+                      "\"task_score\":{\"score\":10,\"partial\":false}}");
+}
+
 Test(contest_scripts, a_token_of_another_participant_is_dead_lettered) {
   sm_t a = {.sub = "s1", .user = "alice", .score = 10};
   post(&a);

@@ -345,17 +345,25 @@ Test(tallyd_contest, keeps_a_token_for_an_unscored_submission_until_it_is) {
   cr_expect_str_eq(str(cJSON_GetArrayItem(tokens, 0), "state"), "pending");
   cJSON_Delete(tokens);
 
-  push_job("s-2", "bob", "gamma", 1, "{\"p\":1,\"q\":1}");
+  push_job("s-2", "bob", "gamma", 1,
+           "{\"p\":1,\"q\":{\"outcome\":1,\"text\":\"SECRET-q2\"}}");
   wait_outcomes(2);
   require(wait_field("s-2", "tokened", "1"), "the token never took effect");
-  /* Its full score reaches bob, and counts as tokened. */
+  /* Its full score and details reach bob in its score event (posted again
+   * with the full view, which tallyd withholds at first), and it counts as
+   * tokened. */
   cJSON *events = public_events();
-  const cJSON *e = last_event(events, "token", "s-2");
-  if (e == NULL)
-    e = last_event(events, "score", "s-2");
+  const cJSON *e = last_event(events, "score", "s-2");
   cr_assert_not_null(e);
   cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(e, "tokened")));
-  cr_expect_float_eq(num(cJSON_GetObjectItem(e, "view"), "score"), 20, 1e-9);
+  const cJSON *v = cJSON_GetObjectItem(e, "view");
+  cr_expect_float_eq(num(v, "score"), 20, 1e-9);
+  cr_expect_float_eq(num(v, "max_score"), 20, 1e-9);
+  cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(v, "details")), 2);
+  char *text = cJSON_PrintUnformatted(e);
+  cr_expect(strstr(text, "SECRET-q2") != NULL, "the full details: %s", text);
+  free(text);
+  cr_expect_null(last_event(events, "token", "s-2"));
   cJSON_Delete(events);
   expect_taskscore("bob", "gamma", 20, 10, false);
   stop_daemon();
