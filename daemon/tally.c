@@ -97,6 +97,20 @@ static void print_diag(const tally_diag_t *d) {
     fprintf(stderr, "(%zu more errors not shown)\n", d->dropped);
 }
 
+/* cli_open, then loads the task configs at path, printing every error.
+ * Returns 0 or EXIT_CONFIG; either way, cli_close(c) follows. */
+static int cli_load(cli_t *c, const char *plugin_dir, const char *path) {
+  int status = cli_open(c, plugin_dir);
+  tally_diag_t d;
+  tally_diag_init(&d, NULL);
+  if (status == 0 && tally_taskset_load(&c->tasks, &c->reg, path, &d)) {
+    print_diag(&d);
+    status = EXIT_CONFIG;
+  }
+  tally_diag_close(&d);
+  return status;
+}
+
 /* A line of a JSON Lines input, without its line ending ("\n" or
  * "\r\n") and NUL-terminated. A nonzero return stops the reading. */
 typedef int (*line_cb)(void *ctx, char *line, size_t len, unsigned long lineno);
@@ -388,14 +402,7 @@ static int cmd_score(int argc, char **argv) {
   }
 
   cli_t c;
-  int status = cli_open(&c, plugin_dir);
-  tally_diag_t d;
-  tally_diag_init(&d, NULL);
-  if (status == 0 && tally_taskset_load(&c.tasks, &c.reg, task_path, &d)) {
-    print_diag(&d);
-    status = EXIT_CONFIG;
-  }
-  tally_diag_close(&d);
+  int status = cli_load(&c, plugin_dir, task_path);
   if (status != 0) {
     cli_close(&c);
     return status;
@@ -1533,14 +1540,7 @@ static int cmd_rescore(int argc, char **argv) {
   /* The configs load before anything touches Redis: a broken one writes
    * nothing. */
   cli_t c;
-  int status = cli_open(&c, plugin_dir);
-  tally_diag_t d;
-  tally_diag_init(&d, NULL);
-  if (status == 0 && tally_taskset_load(&c.tasks, &c.reg, tasks_dir, &d)) {
-    print_diag(&d);
-    status = EXIT_CONFIG;
-  }
-  tally_diag_close(&d);
+  int status = cli_load(&c, plugin_dir, tasks_dir);
   if (status == 0 && remote_url(&r) != 0)
     status = EXIT_CONFIG;
   if (status != 0) {
