@@ -51,7 +51,8 @@ static void on_interrupt(int sig) {
   interrupted = 1;
 }
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
 
 static void die(const char *fmt, ...) {
   va_list ap;
