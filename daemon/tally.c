@@ -2017,8 +2017,9 @@ static int cmd_reload(int argc, char **argv) {
         fputc('\n', stderr);
       drawn = false;
       printf("reloaded tallyd (pid %ld); its rescore went over %lld "
-             "submissions: %lld changed, %lld failed\n",
-             pid, now.total, now.changed, now.failed);
+             "submission%s: %lld changed, %lld failed\n",
+             pid, now.total, now.total == 1 ? "" : "s", now.changed,
+             now.failed);
       status = 0;
       break;
     }
