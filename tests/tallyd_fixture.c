@@ -2,6 +2,7 @@
 #include "tallyd_fixture.h"
 
 #include <cjson/cJSON.h>
+#include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -130,6 +131,15 @@ void td_log_dump(const td_daemon_t *d) {
   char *log = slurp(d->log);
   fprintf(stderr, "---- %s ----\n%s\n----\n", d->log, log ? log : "(none)");
   free(log);
+}
+
+void td_write_file(const char *dir, const char *name, const char *text) {
+  char path[600];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
 }
 
 int td_marked(const td_daemon_t *d) {

@@ -45,6 +45,19 @@ bool td_log_has(const td_daemon_t *d, const char *text);
 /* Prints the daemon's log to stderr (for failing tests). */
 void td_log_dump(const td_daemon_t *d);
 
+/* Asserts cond (in a Criterion test), printing d's log first when it
+ * fails. */
+#define TD_REQUIRE(d, cond, ...)                                               \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      td_log_dump(d);                                                          \
+      cr_assert_fail(__VA_ARGS__);                                             \
+    }                                                                          \
+  } while (0)
+
+/* Writes text to dir/name (asserting), for task files. */
+void td_write_file(const char *dir, const char *name, const char *text);
+
 /* How many live processes carry this daemon's mark (tallyd and its
  * workers), found through /proc/PID/environ. */
 int td_marked(const td_daemon_t *d);

@@ -30,12 +30,7 @@ static char dir[64]; /* where tally's output goes */
   " \"testcases\": {\"a1\": true, \"b1\": false}, \"score_precision\": 2}\n"
 
 static void put_file(const char *name, const char *text) {
-  char path[600];
-  snprintf(path, sizeof(path), "%s/%s", tasks, name);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  fputs(text, f);
-  fclose(f);
+  td_write_file(tasks, name, text);
 }
 
 static void setup(void) {
@@ -58,13 +53,8 @@ static void teardown(void) {
 
 TestSuite(cli_contest, .init = setup, .fini = teardown, .timeout = 180);
 
-#define require(cond, ...)                                                     \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      td_log_dump(&daemon_);                                                   \
-      cr_assert_fail(__VA_ARGS__);                                             \
-    }                                                                          \
-  } while (0)
+/* Fails the test after printing the daemon's log. */
+#define require(cond, ...) TD_REQUIRE(&daemon_, cond, __VA_ARGS__)
 
 static void start_daemon(const char *auto_rescore) {
   const char *argv[] = {"--tasks",        tasks,        "--pidfile", pidfile,

@@ -41,24 +41,15 @@ static const char gamma_[] =
     "\"testcases\":{\"p\":true,\"q\":false},"
     "\"score_mode\":\"max_tokened_last\",\"feedback_level\":\"full\"}";
 
-static void put_file(const char *dir, const char *name, const char *text) {
-  char path[600];
-  snprintf(path, sizeof(path), "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  fputs(text, f);
-  fclose(f);
-}
-
 static void setup(void) {
   memset(&daemon_, 0, sizeof(daemon_));
   cr_assert_eq(tr_redis_start(&server, 0, false), 0);
   c = td_connect(&server);
   snprintf(tasks, sizeof(tasks), "%s/tasks", server.dir);
   cr_assert_eq(mkdir(tasks, 0700), 0);
-  put_file(tasks, "alpha.json", alpha);
-  put_file(tasks, "beta.json", beta);
-  put_file(tasks, "gamma.json", gamma_);
+  td_write_file(tasks, "alpha.json", alpha);
+  td_write_file(tasks, "beta.json", beta);
+  td_write_file(tasks, "gamma.json", gamma_);
 }
 
 static void teardown(void) {
@@ -70,13 +61,7 @@ static void teardown(void) {
 TestSuite(tallyd_contest, .init = setup, .fini = teardown, .timeout = 120);
 
 /* Fails the test after printing the daemon's log. */
-#define require(cond, ...)                                                     \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      td_log_dump(&daemon_);                                                   \
-      cr_assert_fail(__VA_ARGS__);                                             \
-    }                                                                          \
-  } while (0)
+#define require(cond, ...) TD_REQUIRE(&daemon_, cond, __VA_ARGS__)
 
 /* Starts tallyd on the test's tasks, with args after. */
 static void start_daemon(const char *const *args) {
@@ -544,11 +529,11 @@ Test(tallyd_contest, rescores_a_task_whose_config_changed_after_sighup) {
   wait_outcomes(9);
   expect_taskscore("alice", "gamma", 20, 10, false);
   /* gamma's testcases are worth twice as much now. */
-  put_file(tasks, "gamma.json",
-           "{\"name\":\"gamma\",\"score_type\":\"Sum\","
-           "\"score_type_parameters\":20,\"testcases\":{\"p\":true,"
-           "\"q\":false},\"score_mode\":\"max_tokened_last\","
-           "\"feedback_level\":\"full\"}");
+  td_write_file(tasks, "gamma.json",
+                "{\"name\":\"gamma\",\"score_type\":\"Sum\","
+                "\"score_type_parameters\":20,\"testcases\":{\"p\":true,"
+                "\"q\":false},\"score_mode\":\"max_tokened_last\","
+                "\"feedback_level\":\"full\"}");
   td_signal(&daemon_, SIGHUP);
   wait_log_count("rescore.done", 2);
   expect_taskscore("alice", "gamma", 40, 20, false);
@@ -592,10 +577,10 @@ Test(tallyd_contest, runs_the_rescore_child_at_start_and_after_each_reload) {
   free(text);
 
   /* Two reloads at once: two more runs, one after the other. */
-  put_file(tasks, "gamma.json",
-           "{\"name\":\"gamma\",\"score_type\":\"Sum\","
-           "\"score_type_parameters\":20,\"testcases\":{\"p\":true,"
-           "\"q\":false},\"score_mode\":\"max_tokened_last\"}");
+  td_write_file(tasks, "gamma.json",
+                "{\"name\":\"gamma\",\"score_type\":\"Sum\","
+                "\"score_type_parameters\":20,\"testcases\":{\"p\":true,"
+                "\"q\":false},\"score_mode\":\"max_tokened_last\"}");
   td_signal(&daemon_, SIGHUP);
   wait_log_count("rescore.start", 2);
   td_signal(&daemon_, SIGHUP);
@@ -615,7 +600,7 @@ Test(tallyd_contest, runs_no_rescore_after_a_reload_with_a_broken_config) {
   const char *args[] = {"--tally", tally, NULL};
   start_daemon(args);
   wait_log_count("rescore.done", 1);
-  put_file(tasks, "gamma.json", "{\"name\":\"gamma\"");
+  td_write_file(tasks, "gamma.json", "{\"name\":\"gamma\"");
   td_signal(&daemon_, SIGHUP);
   wait_log("the old one stays in force");
   td_sleep_ms(800);
@@ -924,15 +909,16 @@ Test(tallyd_contest, agrees_with_a_recomputation_after_a_rescore_among_posts) {
   start_daemon(args);
   td_wait_outcomes(c, 100, WAIT_MS);
   /* A new config for two tasks, while jobs are being posted. */
-  put_file(tasks, "alpha.json",
-           "{\"name\":\"alpha\",\"score_type\":\"GroupMin\","
-           "\"score_type_parameters\":[[50,[\"a0\"]],[50,[\"b0\",\"b1\"]]],"
-           "\"testcases\":{\"a0\":true,\"b0\":true,\"b1\":false},"
-           "\"score_mode\":\"max_subtask\"}");
-  put_file(tasks, "gamma.json",
-           "{\"name\":\"gamma\",\"score_type\":\"Sum\","
-           "\"score_type_parameters\":20,\"testcases\":{\"p\":true,"
-           "\"q\":false},\"score_mode\":\"max_tokened_last\"}");
+  td_write_file(
+      tasks, "alpha.json",
+      "{\"name\":\"alpha\",\"score_type\":\"GroupMin\","
+      "\"score_type_parameters\":[[50,[\"a0\"]],[50,[\"b0\",\"b1\"]]],"
+      "\"testcases\":{\"a0\":true,\"b0\":true,\"b1\":false},"
+      "\"score_mode\":\"max_subtask\"}");
+  td_write_file(tasks, "gamma.json",
+                "{\"name\":\"gamma\",\"score_type\":\"Sum\","
+                "\"score_type_parameters\":20,\"testcases\":{\"p\":true,"
+                "\"q\":false},\"score_mode\":\"max_tokened_last\"}");
   td_signal(&daemon_, SIGHUP);
   for (; jobs < 600; jobs++)
     push_random(&seed, jobs);

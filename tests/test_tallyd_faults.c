@@ -44,13 +44,7 @@ static void teardown(void) {
 TestSuite(tallyd_faults, .init = setup, .fini = teardown, .timeout = 90);
 
 /* Fails the test after printing the daemon's log. */
-#define require(cond, ...)                                                     \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      td_log_dump(&daemon_);                                                   \
-      cr_assert_fail(__VA_ARGS__);                                             \
-    }                                                                          \
-  } while (0)
+#define require(cond, ...) TD_REQUIRE(&daemon_, cond, __VA_ARGS__)
 
 /* One job a batch slows tallyd down to a few thousand jobs a second, so
  * that a fault lands while jobs flow rather than after the last one. */
