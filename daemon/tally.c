@@ -97,6 +97,17 @@ static void print_diag(const tally_diag_t *d) {
     fprintf(stderr, "(%zu more errors not shown)\n", d->dropped);
 }
 
+/* Flushes stdout at the end of a subcommand. Returns status, or, when it
+ * was 0 and the flush fails, EXIT_JOB_FAILED after saying what could not
+ * be written (what may be NULL: nothing is said). */
+static int flush_stdout(int status, const char *what) {
+  if (fflush(stdout) == 0 || status != 0)
+    return status;
+  if (what != NULL)
+    fprintf(stderr, "tally: cannot write %s: %s\n", what, strerror(errno));
+  return EXIT_JOB_FAILED;
+}
+
 /* cli_open, then loads the task configs at path, printing every error.
  * Returns 0 or EXIT_CONFIG; either way, cli_close(c) follows. */
 static int cli_load(cli_t *c, const char *plugin_dir, const char *path) {
@@ -417,10 +428,7 @@ static int cmd_score(int argc, char **argv) {
     tally_buf_close(&out);
     tally_engine_close(&e);
     cli_close(&c);
-    if (fflush(stdout) != 0 && status == 0) {
-      fprintf(stderr, "tally: cannot write the score: %s\n", strerror(errno));
-      status = EXIT_JOB_FAILED;
-    }
+    status = flush_stdout(status, "the score");
     return status;
   }
   long failed = 0;
@@ -826,10 +834,7 @@ static int cmd_submit(int argc, char **argv) {
     fprintf(stderr, "submitted %ld job%s (%ld rejected)\n", s.pushed,
             s.pushed == 1 ? "" : "s", s.rejected);
   }
-  if (fflush(stdout) != 0 && status == 0) {
-    fprintf(stderr, "tally: cannot write the IDs: %s\n", strerror(errno));
-    status = EXIT_JOB_FAILED;
-  }
+  status = flush_stdout(status, "the IDs");
   for (int k = 0; files != NULL && k < nfiles; k++)
     if (files[k] != NULL && files[k] != stdin)
       fclose(files[k]);
@@ -1112,10 +1117,7 @@ static int cmd_status(int argc, char **argv) {
   }
   status_free(&st);
   remote_close(&r);
-  if (fflush(stdout) != 0 && status == 0) {
-    fprintf(stderr, "tally: cannot write the status: %s\n", strerror(errno));
-    status = EXIT_JOB_FAILED;
-  }
+  status = flush_stdout(status, "the status");
   return status;
 
 bad_usage:
@@ -1590,11 +1592,7 @@ static int cmd_rescore(int argc, char **argv) {
   tally_buf_close(&rc.changes);
   remote_close(&r);
   cli_close(&c);
-  if (fflush(stdout) != 0 && status == 0) {
-    fprintf(stderr, "tally: cannot write: %s\n", strerror(errno));
-    status = EXIT_JOB_FAILED;
-  }
-  return status;
+  return flush_stdout(status, "the rescore's report");
 
 bad_usage:
   fputs(usage, stderr);
@@ -1875,10 +1873,7 @@ static int cmd_ranking(int argc, char **argv) {
   }
   ranking_free(&rk);
   remote_close(&r);
-  if (fflush(stdout) != 0 && status == 0) {
-    fprintf(stderr, "tally: cannot write the ranking: %s\n", strerror(errno));
-    status = EXIT_JOB_FAILED;
-  }
+  status = flush_stdout(status, "the ranking");
   return status;
 
 bad_usage:
@@ -2051,8 +2046,7 @@ static int cmd_reload(int argc, char **argv) {
     usleep(200 * 1000);
   }
   remote_close(&r);
-  if (fflush(stdout) != 0 && status == 0)
-    status = EXIT_JOB_FAILED;
+  status = flush_stdout(status, NULL);
   return status;
 
 bad_usage:
