@@ -705,24 +705,40 @@ static size_t post_bytes(const tally__job_t *j) {
   return n;
 }
 
-static bool send_posts(tally_dispatch_t *d) {
+/* A new, empty script call of d, or NULL when memory is short. */
+static call_t *call_new(tally_dispatch_t *d) {
   call_t *c = malloc(sizeof(*c));
+  if (c != NULL) {
+    c->d = d;
+    c->n = 0;
+  }
+  return c;
+}
+
+/* Takes the first job of a queue into call c, with the delivery count it
+ * is sent with. */
+static tally__job_t *call_take(call_t *c, tally__job_t **head,
+                               tally__job_t **tail) {
+  tally__job_t *j = dequeue(head, tail);
+  j->state = JOB_CALL;
+  c->jobs[c->n] = j;
+  c->deliveries[c->n] = j->pj.deliveries;
+  c->n++;
+  return j;
+}
+
+static bool send_posts(tally_dispatch_t *d) {
+  call_t *c = call_new(d);
   if (c == NULL)
     return false;
-  c->d = d;
-  c->n = 0;
   tally_call_t *k = &d->scratch;
   tally_call_begin(k, TALLY_SCRIPT_POST, d->sha[TALLY_SCRIPT_POST],
                    d->opt.prefix, d->opt.consumer);
   size_t bytes = 0;
   while (d->post_q && c->n < POST_ITEMS &&
          (c->n == 0 || bytes + post_bytes(d->post_q) <= POST_BYTES)) {
-    tally__job_t *j = dequeue(&d->post_q, &d->post_tail);
-    j->state = JOB_CALL;
+    tally__job_t *j = call_take(c, &d->post_q, &d->post_tail);
     bytes += post_bytes(j);
-    c->jobs[c->n] = j;
-    c->deliveries[c->n] = j->pj.deliveries;
-    c->n++;
     /* A token job posts its token; its submission's answer gives the
      * extra parts, when there is one. */
     bool token = strcmp(j->kind, "token") == 0;
@@ -736,35 +752,24 @@ static bool send_posts(tally_dispatch_t *d) {
 }
 
 static bool send_releases(tally_dispatch_t *d) {
-  call_t *c = malloc(sizeof(*c));
+  call_t *c = call_new(d);
   if (c == NULL)
     return false;
-  c->d = d;
-  c->n = 0;
   tally_call_t *k = &d->scratch;
   tally_call_begin(k, TALLY_SCRIPT_RELEASE, d->sha[TALLY_SCRIPT_RELEASE],
                    d->opt.prefix, d->opt.consumer);
   while (d->release_q && c->n < POST_ITEMS) {
-    tally__job_t *j = dequeue(&d->release_q, &d->release_tail);
-    j->state = JOB_CALL;
-    c->jobs[c->n] = j;
-    c->deliveries[c->n] = j->pj.deliveries;
-    c->n++;
+    tally__job_t *j = call_take(c, &d->release_q, &d->release_tail);
     tally_call_release(k, j->id, j->pj.deliveries);
   }
   return send_call(d, c, on_release, JOB_RELEASE);
 }
 
 static bool send_retry(tally_dispatch_t *d) {
-  call_t *c = malloc(sizeof(*c));
+  call_t *c = call_new(d);
   if (c == NULL)
     return false;
-  tally__job_t *j = dequeue(&d->retry_q, &d->retry_tail);
-  j->state = JOB_CALL;
-  c->d = d;
-  c->n = 1;
-  c->jobs[0] = j;
-  c->deliveries[0] = j->pj.deliveries;
+  tally__job_t *j = call_take(c, &d->retry_q, &d->retry_tail);
   tally_call_t *k = &d->scratch;
   tally_call_begin(k, TALLY_SCRIPT_RETRY, d->sha[TALLY_SCRIPT_RETRY],
                    d->opt.prefix, d->opt.consumer);
@@ -825,15 +830,10 @@ static void on_fetch(tally_redis_t *r, redisReply *reply, void *priv) {
 }
 
 static bool send_fetch(tally_dispatch_t *d) {
-  call_t *c = malloc(sizeof(*c));
+  call_t *c = call_new(d);
   if (c == NULL)
     return false;
-  tally__job_t *j = dequeue(&d->fetch_q, &d->fetch_tail);
-  j->state = JOB_CALL;
-  c->d = d;
-  c->n = 1;
-  c->jobs[0] = j;
-  c->deliveries[0] = j->pj.deliveries;
+  tally__job_t *j = call_take(c, &d->fetch_q, &d->fetch_tail);
   const char *argv[] = {"HMGET", j->record, "job", "entry"};
   size_t lens[] = {5, strlen(j->record), 3, 5};
   if (tally_redis_command(&d->wr, d->opt.command_timeout_ms, on_fetch, c, 4,
