@@ -15,6 +15,10 @@
   "  return 1\n"                                                               \
   "end\n"
 
+/* The idle time that marks an entry handed back by a draining daemon:
+ * ten years, which no entry reaches by waiting. */
+#define RELEASED_IDLE "local RELEASED = 315360000000\n"
+
 /* The job text of entry id, or false if it was deleted. */
 #define JOB_OF                                                                 \
   "local function job_of(fields)\n"                                            \
@@ -883,8 +887,13 @@ static const char post_script[] = CHECK_OWNER JOB_OF CONTEST_LIB
     "end\n"
     "return out\n";
 
-/* ARGV[3] = cursor, ARGV[4] = count. Reading one's own history counts a
- * delivery (except of a deleted entry), so the counts are read after. */
+/* ARGV[3] = cursor, ARGV[4] = count. Redis counts a read of one's own
+ * history as a delivery (except of a deleted entry); tally does not: the
+ * count is how many times the job was handed out to be scored and not
+ * posted (a first read, a claim from a consumer that stopped, a retry
+ * after a worker crashed or timed out), and a re-read after a reconnect or
+ * a restart hands out nothing new. So the count the read added is taken
+ * back (XCLAIM with JUSTID does not count) before it is returned. */
 static const char history_script[] = JOB_OF
     "local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT',\n"
     "                     ARGV[4], 'STREAMS', KEYS[1], ARGV[3])\n"
@@ -893,8 +902,14 @@ static const char history_script[] = JOB_OF
     "for _, e in ipairs(r[1][2]) do\n"
     "  local p = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)\n"
     "  if #p > 0 then\n"
+    "    local dl = p[1][4]\n"
+    "    if e[2] and dl > 1 then\n"
+    "      dl = dl - 1\n"
+    "      redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, e[1],\n"
+    "                 'RETRYCOUNT', dl, 'JUSTID')\n"
+    "    end\n"
     "    out[#out + 1] = e[1]\n"
-    "    out[#out + 1] = p[1][4]\n"
+    "    out[#out + 1] = dl\n"
     "    out[#out + 1] = job_of(e[2])\n"
     "  end\n"
     "end\n"
@@ -904,15 +919,24 @@ static const char history_script[] = JOB_OF
  * are skipped: the history read handles them. XCLAIM of an entry deleted
  * while pending drops it from the pending list and returns nothing, so
  * its dead letter is written here, the only place that still knows. */
-static const char claim_script[] = JOB_OF
+static const char claim_script[] = JOB_OF RELEASED_IDLE
     "local start = ARGV[4] == '-' and '-' or '(' .. ARGV[4]\n"
     "local p = redis.call('XPENDING', KEYS[1], ARGV[1], 'IDLE', ARGV[3],\n"
     "                     start, '+', ARGV[5])\n"
     "local out = {#p < tonumber(ARGV[5]) and '-' or p[#p][1]}\n"
     "for _, e in ipairs(p) do\n"
     "  if e[2] ~= ARGV[2] then\n"
-    "    local c = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3],\n"
-    "                         e[1])\n"
+    "    local c, dl\n"
+    "    if e[3] >= RELEASED then\n"
+    "      -- Handed back by a draining daemon: no delivery is used up.\n"
+    "      c = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3],\n"
+    "                     e[1], 'JUSTID')\n"
+    "      if #c > 0 then c = redis.call('XRANGE', KEYS[1], e[1], e[1]) end\n"
+    "      dl = e[4]\n"
+    "    else\n"
+    "      c = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], e[1])\n"
+    "      dl = e[4] + 1\n"
+    "    end\n"
     "    if #c == 0 then\n"
     "      redis.call('XADD', KEYS[3], '*', 'job', '', 'error',\n"
     "        'the job entry was deleted from the stream while pending',\n"
@@ -922,7 +946,7 @@ static const char claim_script[] = JOB_OF
     "      out[#out + 1] = false\n"
     "    else\n"
     "      out[#out + 1] = e[1]\n"
-    "      out[#out + 1] = e[4] + 1\n"
+    "      out[#out + 1] = dl\n"
     "      out[#out + 1] = job_of(c[1][2])\n"
     "    end\n"
     "  end\n"
@@ -938,16 +962,17 @@ static const char retry_script[] =
                 "           'RETRYCOUNT', n, 'JUSTID')\n"
                 "return n\n";
 
-/* ARGV[3] unused, ARGV[4] = n, then n x (id, deliveries). */
-static const char release_script[] = CHECK_OWNER
+/* ARGV[3] unused, ARGV[4] = n, then n x (id, deliveries). A released
+ * entry keeps its count and is marked idle for ten years, so the next
+ * claim takes it at once, and without counting a delivery. */
+static const char release_script[] = CHECK_OWNER RELEASED_IDLE
     "local out = {}\n"
     "for i = 0, tonumber(ARGV[4]) - 1 do\n"
     "  local id, dl = ARGV[5 + i * 2], ARGV[6 + i * 2]\n"
     "  local code = owned(id, dl)\n"
     "  if code == 1 then\n"
     "    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id,\n"
-    "               'IDLE', 315360000000, 'RETRYCOUNT', tonumber(dl) - 1,\n"
-    "               'JUSTID')\n"
+    "               'IDLE', RELEASED, 'RETRYCOUNT', tonumber(dl), 'JUSTID')\n"
     "  end\n"
     "  out[#out + 1] = code\n"
     "end\n"

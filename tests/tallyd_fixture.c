@@ -171,6 +171,40 @@ int td_marked(const td_daemon_t *d) {
   return count;
 }
 
+int td_children(const td_daemon_t *d, pid_t *pids, int max) {
+  DIR *dir = opendir("/proc");
+  if (dir == NULL || d->pid <= 0) {
+    if (dir)
+      closedir(dir);
+    return 0;
+  }
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL && n < max) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    char path[300], stat[1024];
+    snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+      continue;
+    ssize_t len = read(fd, stat, sizeof(stat) - 1);
+    close(fd);
+    if (len <= 0)
+      continue;
+    stat[len] = '\0';
+    /* The parent is field 4, after the name in parentheses. */
+    const char *p = strrchr(stat, ')');
+    char state;
+    int ppid;
+    if (p && sscanf(p + 2, "%c %d", &state, &ppid) == 2 && ppid == d->pid &&
+        state != 'Z')
+      pids[n++] = (pid_t)atoi(e->d_name);
+  }
+  closedir(dir);
+  return n;
+}
+
 redisContext *td_connect(const tr_redis_t *server) {
   redisContext *c = redisConnectUnix(server->sock);
   if (c == NULL || c->err) {

@@ -62,6 +62,10 @@ void td_write_file(const char *dir, const char *name, const char *text);
  * workers), found through /proc/PID/environ. */
 int td_marked(const td_daemon_t *d);
 
+/* The pids of the daemon's child processes (its workers, and a rescore
+ * while one runs), at most max of them, in pids. Returns how many. */
+int td_children(const td_daemon_t *d, pid_t *pids, int max);
+
 /* Connects to the server (asserting). */
 redisContext *td_connect(const tr_redis_t *server);
 

@@ -194,7 +194,7 @@ Test(scripts, post_of_a_deleted_entry_writes_an_empty_job) {
   cr_expect_eq(pending(), 0);
 }
 
-Test(scripts, history_returns_own_entries_with_their_new_counts) {
+Test(scripts, history_returns_own_entries_with_their_counts_unchanged) {
   char a[64], b[64], gone[64];
   add_job("{\"a\":1}", a);
   add_job("{\"b\":1}", b);
@@ -211,7 +211,7 @@ Test(scripts, history_returns_own_entries_with_their_new_counts) {
   redisReply *r = run(&call);
   cr_assert_eq(r->elements, 9, "three entries of mine, none of theirs");
   cr_expect_str_eq(r->element[0]->str, a);
-  cr_expect_eq(r->element[1]->integer, 2, "read again: delivered twice");
+  cr_expect_eq(r->element[1]->integer, 1, "a re-read is no new delivery");
   cr_expect_str_eq(r->element[2]->str, "{\"a\":1}");
   cr_expect_str_eq(r->element[3]->str, b);
   cr_expect_str_eq(r->element[6]->str, gone);
@@ -224,8 +224,34 @@ Test(scripts, history_returns_own_entries_with_their_new_counts) {
   r = run(&call);
   cr_assert_eq(r->elements, 3);
   cr_expect_str_eq(r->element[0]->str, b);
-  cr_expect_eq(r->element[1]->integer, 3);
+  cr_expect_eq(r->element[1]->integer, 1);
   freeReplyObject(r);
+  cr_expect_eq(deliveries_of(a), 1, "Redis's count taken back too");
+  cr_expect_eq(deliveries_of(b), 1);
+}
+
+/* Any number of re-reads (reconnects, restarts) leaves a count alone, and
+ * one that a worker failure raised stays raised. */
+Test(scripts, history_rereads_never_use_up_deliveries) {
+  char a[64];
+  add_job("{\"a\":1}", a);
+  read_as("me", ">");
+  tally_call_t call;
+  tally_call_begin(&call, TALLY_SCRIPT_RETRY, NULL, "tally", "me");
+  tally_call_retry(&call, a, 1);
+  redisReply *r = run(&call);
+  cr_assert_eq(r->integer, 2);
+  freeReplyObject(r);
+  for (int i = 0; i < 50; i++) {
+    tally_call_begin(&call, TALLY_SCRIPT_HISTORY, NULL, "tally", "me");
+    tally_call_history(&call, "0", 10);
+    r = run(&call);
+    cr_assert_eq(r->elements, 3);
+    cr_assert_eq(r->element[1]->integer, 2, "re-read %d counted", i);
+    freeReplyObject(r);
+  }
+  cr_expect_eq(deliveries_of(a), 2);
+  cr_expect_eq(post("me", a, 2, "result", "{}"), TALLY_POST_DONE);
 }
 
 Test(scripts, claim_takes_idle_entries_of_others_and_dead_letters_deleted) {
@@ -313,7 +339,7 @@ Test(scripts, retry_counts_a_delivery_only_for_the_owner) {
   cr_expect_eq(deliveries_of(id), 2);
 }
 
-Test(scripts, release_uncounts_the_delivery_and_lets_others_claim_at_once) {
+Test(scripts, release_keeps_the_count_and_lets_others_claim_at_once) {
   char id[64];
   add_job("{}", id);
   read_as("me", ">");
@@ -326,14 +352,17 @@ Test(scripts, release_uncounts_the_delivery_and_lets_others_claim_at_once) {
   cr_expect_eq(r->element[0]->integer, TALLY_POST_DONE);
   cr_expect_eq(r->element[1]->integer, TALLY_POST_GONE);
   freeReplyObject(r);
-  cr_expect_eq(deliveries_of(id), 0);
+  cr_expect_eq(deliveries_of(id), 1);
 
   tally_call_begin(&call, TALLY_SCRIPT_CLAIM, NULL, "tally", "other");
   tally_call_claim(&call, "-", 30000, 10);
   r = run(&call);
   cr_assert_eq(r->elements, 4, "claimed although a claim needs 30 s idle");
-  cr_expect_eq(r->element[2]->integer, 1, "its first counted delivery");
+  cr_expect_eq(r->element[2]->integer, 1, "a release uses up no delivery");
+  cr_expect_str_eq(r->element[3]->str, "{}");
   freeReplyObject(r);
+  cr_expect_eq(deliveries_of(id), 1);
+  cr_expect_eq(post("other", id, 1, "result", "{}"), TALLY_POST_DONE);
 }
 
 Test(scripts, evalsha_runs_the_loaded_scripts) {
