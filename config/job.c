@@ -1,8 +1,10 @@
 /* The job decoder: top-level fields first, then evaluations matched to a
  * task. Unknown top-level keys are ignored, so platforms may carry their
- * own metadata; evaluation objects are strict. */
+ * own metadata; the keys tally reads may appear once, and evaluation
+ * objects are strict. */
 #include "job.h"
 #include "diag.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -71,23 +73,48 @@ static int eval_error(char *err, size_t errlen, const char *codename,
   return rc;
 }
 
-static bool is_id(const cJSON *v) {
-  return cJSON_IsString(v) || (cJSON_IsNumber(v) && isfinite(v->valuedouble));
+/* Checks the id under key (NULL when absent); numbers says whether a
+ * number may serve. A number's text is found in the job's text, to refuse
+ * an exponent or a fraction. */
+static int check_id(const char *key, const cJSON *v, bool numbers,
+                    const char *text, size_t len, char *err, size_t errlen) {
+  if (v == NULL)
+    return 0;
+  const char *raw = NULL;
+  size_t raw_len = 0;
+  if (cJSON_IsNumber(v) &&
+      !tally_json_member_text(text, len, key, &raw, &raw_len))
+    raw = NULL;
+  char buf[128];
+  const char *bad =
+      tally_json_id_error(v, numbers, raw, raw_len, buf, sizeof(buf));
+  if (bad != NULL)
+    return job_error(err, errlen, "%s: %s", key, bad);
+  return 0;
 }
 
 int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                     size_t errlen) {
   cJSON_Delete(job->root);
   job->root = NULL;
-  job->submission = job->participant = job->evaluations = NULL;
+  job->submission = job->participant = job->contest = job->evaluations = NULL;
   job->task = NULL;
   job->type = TALLY_JOB_SCORE;
   job->evaluated = true;
+  job->timestamp = 0;
+  job->official = true;
+  job->tokened = false;
+  job->keys_ok = false;
 
   const char *end = NULL;
   job->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   if (job->root == NULL) {
     size_t off = end ? (size_t)(end - text) : 0;
+    if (tally_json_too_deep(text, len))
+      return job_error(err, errlen,
+                       "nesting too deep (more than %d levels of arrays and "
+                       "objects)",
+                       CJSON_NESTING_LIMIT);
     return job_error(err, errlen, "invalid JSON at byte %zu", off);
   }
   while ((size_t)(end - text) < len && strchr(" \t\r\n", *end) && *end)
@@ -98,39 +125,55 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
   if (!cJSON_IsObject(job->root))
     return job_error(err, errlen, "a job must be a JSON object");
 
-  const cJSON *compilation = NULL, *type = NULL;
+  const cJSON *compilation = NULL, *type = NULL, *task = NULL;
+  const cJSON *timestamp = NULL, *official = NULL, *tokened = NULL;
   for (const cJSON *m = job->root->child; m; m = m->next) {
+    static const char *const keys[] = {
+        "submission", "participant", "contest",   "evaluations", "compilation",
+        "type",       "task",        "timestamp", "official",    "tokened"};
+    const cJSON **slots[] = {&job->submission,
+                             &job->participant,
+                             &job->contest,
+                             &job->evaluations,
+                             &compilation,
+                             &type,
+                             &task,
+                             &timestamp,
+                             &official,
+                             &tokened};
     const cJSON **slot = NULL;
-    if (strcmp(m->string, "submission") == 0)
-      slot = &job->submission;
-    else if (strcmp(m->string, "participant") == 0)
-      slot = &job->participant;
-    else if (strcmp(m->string, "evaluations") == 0)
-      slot = &job->evaluations;
-    else if (strcmp(m->string, "compilation") == 0)
-      slot = &compilation;
-    else if (strcmp(m->string, "type") == 0)
-      slot = &type;
-    else if (strcmp(m->string, "task") == 0) {
-      if (job->task != NULL)
-        return job_error(err, errlen, "task: key appears twice");
-      if (!cJSON_IsString(m))
-        return job_error(err, errlen, "task: must be a string");
-      job->task = m->valuestring;
-      continue;
-    }
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !slot; k++)
+      if (strcmp(m->string, keys[k]) == 0)
+        slot = slots[k];
     if (slot == NULL)
       continue;
     if (*slot != NULL)
       return job_error(err, errlen, "%s: key appears twice", m->string);
     *slot = m;
   }
-  if (job->submission != NULL && !is_id(job->submission)) {
+  int rc =
+      check_id("submission", job->submission, true, text, len, err, errlen);
+  if (rc != 0) {
     job->submission = NULL;
-    return job_error(err, errlen, "submission: must be a string or a number");
+    return rc;
   }
-  if (job->participant != NULL && !is_id(job->participant))
-    return job_error(err, errlen, "participant: must be a string or a number");
+  if ((rc = check_id("participant", job->participant, true, text, len, err,
+                     errlen)) != 0 ||
+      (rc = check_id("contest", job->contest, true, text, len, err, errlen)) !=
+          0 ||
+      (rc = check_id("task", task, false, text, len, err, errlen)) != 0)
+    return rc;
+  job->task = task != NULL ? task->valuestring : NULL;
+  if (timestamp != NULL &&
+      (!cJSON_IsNumber(timestamp) || !isfinite(timestamp->valuedouble)))
+    return job_error(err, errlen, "timestamp: must be a number (seconds)");
+  if (official != NULL && !cJSON_IsBool(official))
+    return job_error(err, errlen, "official: must be true or false");
+  if (tokened != NULL && !cJSON_IsBool(tokened))
+    return job_error(err, errlen, "tokened: must be true or false");
+  job->timestamp = timestamp != NULL ? timestamp->valuedouble : 0;
+  job->official = official == NULL || cJSON_IsTrue(official);
+  job->tokened = tokened != NULL && cJSON_IsTrue(tokened);
   if (type != NULL) {
     if (!cJSON_IsString(type) || (strcmp(type->valuestring, "score") != 0 &&
                                   strcmp(type->valuestring, "token") != 0))
@@ -138,6 +181,7 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
     if (strcmp(type->valuestring, "token") == 0)
       job->type = TALLY_JOB_TOKEN;
   }
+  job->keys_ok = true;
   if (job->type == TALLY_JOB_TOKEN) {
     if (job->submission == NULL)
       return job_error(err, errlen,

@@ -17,7 +17,14 @@ typedef struct tally_job_s {
   tally_job_type_t type;
   const cJSON *submission;  /* string or number, or NULL when absent */
   const cJSON *participant; /* string or number, or NULL when absent */
+  const cJSON *contest;     /* string or number, or NULL when absent */
   const char *task;         /* NULL when absent */
+  double timestamp;         /* 0 when absent */
+  bool official;            /* true when absent */
+  bool tokened;             /* false when absent */
+  /* After tally_job_parse, even one that failed later on (evaluations):
+   * the ids, timestamp, official, tokened and type passed their checks. */
+  bool keys_ok;
   bool evaluated;           /* false: "compilation": "failed" */
   const cJSON *evaluations; /* the object, when evaluated */
   tally_eval_t *evals;      /* after tally_job_bind: one per testcase */
@@ -39,7 +46,10 @@ void tally_job_close(tally_job_t *job);
 
 /* Parses the job JSON text (len bytes), dropping any previous job. On
  * error returns TALLY_EJOB with a message naming the field in err; if the
- * JSON itself was valid, job->submission is still set for the reply. A
+ * JSON itself was valid and the submission id is, job->submission is
+ * still set for the reply. The ids
+ * (submission, participant, contest, task) must pass
+ * tally_json_id_error; timestamp, official and tokened are checked too. A
  * token job ("type": "token") needs only submission (and may name its
  * participant); its evaluations are neither read nor checked. */
 int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,

@@ -44,12 +44,14 @@ struct tally__job_s {
   char *token;    /* a token job's token, kept while its submission's job is
                      fetched and scored again; NULL for other jobs */
   size_t token_len;
-  char *entry;  /* for a token job: the submission's job entry when its job
-                   was fetched, or NULL */
-  char *record; /* the submission record's key, or NULL */
-  char *text;   /* the job (for a token job, then its submission's job), or
-                   NULL when not kept */
-  bool resent;  /* posted again after a call whose reply was lost */
+  char *entry;    /* for a token job: the submission's job entry when its job
+                     was fetched, or NULL */
+  char *record;   /* the submission record's key, or NULL */
+  char *text;     /* the job (for a token job, then its submission's job), or
+                     NULL when not kept */
+  char *unscored; /* a dead letter's unscored summary (the worker's), or
+                     NULL: the dead letter is then all that is posted */
+  bool resent;    /* posted again after a call whose reply was lost */
   char id[];
 };
 
@@ -104,6 +106,7 @@ static void job_free(tally_dispatch_t *d, tally__job_t *j) {
   d->njobs--;
   free(j->text);
   free(j->body);
+  free(j->unscored);
   free(j->token);
   free(j->entry);
   free(j->record);
@@ -199,7 +202,10 @@ static void dead_letter(tally_dispatch_t *d, tally__job_t *j, const char *fmt,
   free(j->body);
   j->body = strdup(why);
   j->body_len = j->body ? strlen(j->body) : 0;
-  j->has_extra = false;
+  j->has_extra = j->unscored != NULL;
+  if (j->has_extra)
+    j->extra = (tally_post_extra_t){.summary = j->unscored,
+                                    .summary_len = strlen(j->unscored)};
   j->kind = "dead";
   tally_log(d->opt.log, TALLY_LOG_WARN, "job.dead", "%s: %s", j->id, why);
   queue_post(d, j);
@@ -950,9 +956,17 @@ static int add_entry(tally__job_t *j) {
   return 0;
 }
 
-/* The error member of a job error body. */
-static void job_error_text(const char *body, size_t len, char *out,
-                           size_t outlen) {
+/* The error member of a job error body, and the unscored summary on its
+ * second line, if any, in j->unscored. */
+static void job_error_text(tally__job_t *j, const char *body, size_t len,
+                           char *out, size_t outlen) {
+  const char *nl = memchr(body, '\n', len);
+  free(j->unscored);
+  j->unscored = nl != NULL && nl + 1 < body + len
+                    ? strndup(nl + 1, (size_t)(body + len - nl - 1))
+                    : NULL;
+  if (nl != NULL)
+    len = (size_t)(nl - body);
   cJSON *v = cJSON_ParseWithLength(body, len);
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "error");
   snprintf(out, outlen, "%s",
@@ -1023,7 +1037,7 @@ void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
         queue_fetch(d, j);
       break;
     case TALLY_POOL_JOB_ERROR:
-      job_error_text(o->body, o->len, why, sizeof(why));
+      job_error_text(j, o->body, o->len, why, sizeof(why));
       if (j->token != NULL) {
         /* The current config cannot score the submission's job: the token
          * goes alone. */

@@ -556,6 +556,13 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
     if (was_failed)
       atomic_fetch_sub(&run->failed, 1);
   } else {
+    /* What the decoder checked of a job that cannot be scored. */
+    tally_buf_reset(&w->sum);
+    if (tally_engine_unscored(&w->e, &w->sum) != 0 || w->sum.oom)
+      return TALLY_ENOMEM;
+    if (w->sum.len > 0 &&
+        (it->summary = dup_n(w->sum.data, w->sum.len)) == NULL)
+      return TALLY_ENOMEM;
     if ((it->error = strdup(w->e.err)) == NULL)
       return TALLY_ENOMEM;
     if (!was_failed)

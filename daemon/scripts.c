@@ -165,7 +165,7 @@
   "  '\"score\":([^,]*),\"public_score\":([^,]*),\"max_score\":[^,]*,' ..\n"   \
   "  '\"max_public_score\":[^,]*,\"compiled\":(%a+),()'\n"                     \
   "local UNSCORED = '^\"timestamp\":([^,]*),\"official\":(%a+),' ..\n"         \
-  "  '\"scored\":false}$'\n"                                                   \
+  "  '\"tokened\":%a+,\"scored\":false}$'\n"                                   \
   "local SUBTASKS = '^\"subtasks\":(.-),\"public_subtasks\":(.-)}$'\n"         \
   "\n"                                                                         \
   "-- A number list from a JSON array of numbers (null counts 0), or nil\n"    \
@@ -662,43 +662,6 @@
   "  return false\n"                                                           \
   "end\n"                                                                      \
   "\n"                                                                         \
-  "-- The id job gives under key: a string as is, a number as the JSON text\n" \
-  "-- that wrote it when that is unambiguous, else as num writes it.\n"        \
-  "local function raw_id(job, key, v)\n"                                       \
-  "  if type(v) ~= 'number' then return idtext(v) end\n"                       \
-  "  local found, n = nil, 0\n"                                                \
-  "  local pat = '\"' .. key .. '\"%s*:%s*(%-?%d[%d%.eE%+%-]*)'\n"             \
-  "  for m in string.gmatch(job, pat) do\n"                                    \
-  "    found, n = m, n + 1\n"                                                  \
-  "  end\n"                                                                    \
-  "  if n == 1 and tonumber(found) == v then return found end\n"               \
-  "  return num(v)\n"                                                          \
-  "end\n"                                                                      \
-  "\n"                                                                         \
-  "-- The unscored summary of a scoring job (text, decoded, submission id),\n" \
-  "-- or nil when the job is not one or names no submission, participant or\n" \
-  "-- task.\n"                                                                 \
-  "local function unscored_of(job)\n"                                          \
-  "  local j = decode(job)\n"                                                  \
-  "  if not j or (j.type ~= nil and j.type ~= 'score') then return nil end\n"  \
-  "  local S = raw_id(job, 'submission', j.submission)\n"                      \
-  "  local u = raw_id(job, 'participant', j.participant)\n"                    \
-  "  local t = raw_id(job, 'task', j.task)\n"                                  \
-  "  local c = 'default'\n"                                                    \
-  "  if j.contest ~= nil then c = raw_id(job, 'contest', j.contest) end\n"     \
-  "  if not (S and u and t and c) then return nil end\n"                       \
-  "  local ts = j.timestamp\n"                                                 \
-  "  if type(ts) ~= 'number' then ts = 0 end\n"                                \
-  "  local off = j.official ~= false\n"                                        \
-  "  local s = {submission = S, participant = u, contest = c, task = t,\n"     \
-  "             timestamp = ts, official = off, scored = false,\n"             \
-  "             tokened = j.tokened == true}\n"                                \
-  "  return '{\"submission\":' .. str(S) .. ',\"participant\":' ..\n"          \
-  "    str(u) .. ',\"contest\":' .. str(c) .. ',\"task\":' .. str(t) ..\n"     \
-  "    ',\"timestamp\":' .. num(ts) .. ',\"official\":' .. bool(off) ..\n"     \
-  "    ',\"scored\":false}', s, S\n"                                           \
-  "end\n"                                                                      \
-  "\n"                                                                         \
   "-- The view {score, max_score} of a summary: full when tokened, public\n"   \
   "-- otherwise; nulls when it is not scored.\n"                               \
   "local function brief(s, tok)\n"                                             \
@@ -786,10 +749,14 @@ static const char post_script[] = CHECK_OWNER JOB_OF CONTEST_LIB
     "  return code\n"
     "end\n"
     "\n"
-    "-- Stores an unscored scoring job that was dead-lettered.\n"
-    "local function post_dead(job, id, err)\n"
-    "  local text, s, S = unscored_of(job)\n"
-    "  if not text then return end\n"
+    "-- Stores a dead-lettered scoring job as unscored, from the summary\n"
+    "-- the worker wrote of what the job decoder checked; without one (the\n"
+    "-- decoder refused the job, or no worker decoded it) the dead letter\n"
+    "-- is all.\n"
+    "local function post_dead(job, id, err, text)\n"
+    "  local s = decode(text)\n"
+    "  local S = s and idtext(s.submission)\n"
+    "  if not S or s.scored ~= false then return end\n"
     "  local rec = P .. ':submission:' .. S\n"
     "  local h = redis.call('HMGET', rec, 'summary', 'tokened')\n"
     "  local old, new = ident(decode(h[1])), ident(s)\n"
@@ -876,7 +843,7 @@ static const char post_script[] = CHECK_OWNER JOB_OF CONTEST_LIB
     "      if err then dead(job, err, dl, id) elseif stale then code = 2 end\n"
     "    else\n"
     "      dead(job, body, dl, id)\n"
-    "      post_dead(job, id, body)\n"
+    "      post_dead(job, id, body, ARGV[b + 5])\n"
     "    end\n"
     "    if code ~= 3 then\n"
     "      redis.call('XACK', KEYS[1], ARGV[1], id)\n"
@@ -994,7 +961,6 @@ static const char rescore_script[] = CONTEST_LIB
     "local function rescore_one(rec, S, h, text, err, evs)\n"
     "  local tok = h[7] == '1'\n"
     "  local old, s = ident(decode(h[3])), decode(text)\n"
-    "  if not s then text, s = unscored_of(h[1]) end\n"
     "  if err == '' then err = 'not scored' end\n"
     "  local new = ident(s)\n"
     "  if s then\n"

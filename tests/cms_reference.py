@@ -620,7 +620,8 @@ def gen_id(rng, prefix):
     if r < 0.15:
         return rng.randint(0, 10 ** 9)
     if r < 0.2:
-        return rng.choice([1.5, -3, 0, 2 ** 52])
+        # Number ids are integers below 2^53 (issue 10).
+        return rng.choice([-3, 0, 2 ** 52, 2 ** 53 - 1])
     if r < 0.25:
         return prefix + "-\u00fc\u00df \"q\""
     return "%s-%d" % (prefix, rng.randint(0, 99999))

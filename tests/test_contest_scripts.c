@@ -4,6 +4,7 @@
  * that move, and rescores. */
 #include "daemon/scripts.h"
 #include "redis_fixture.h"
+#include "worker/views.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -129,7 +130,31 @@ static long long post(const sm_t *s) {
   return post_one(job, "result", body, rec, &x);
 }
 
+/* Posts a dead letter for job with the unscored summary a worker writes
+ * of a job it decoded but could not score (tally_views_unscored), or with
+ * none when the decoder refuses the job. */
 static long long post_dead(const char *job, const char *error) {
+  tally_job_t j;
+  tally_job_init(&j);
+  tally_buf_t b;
+  tally_buf_init(&b);
+  char err[256];
+  tally_job_parse(&j, job, strlen(job), err, sizeof(err));
+  if (j.keys_ok && j.task != NULL) {
+    tally_task_t task = {.name = (char *)j.task};
+    cr_assert_eq(tally_views_unscored(&b, &task, &j), 0);
+  }
+  tally_post_extra_t x = {.summary = b.data ? b.data : "",
+                          .summary_len = b.len};
+  long long code = post_one(job, "dead", error, NULL, &x);
+  tally_buf_close(&b);
+  tally_job_close(&j);
+  return code;
+}
+
+/* Posts a dead letter as tallyd does when no worker decoded the job (a
+ * crash, too many deliveries, a job too large): with no summary. */
+static long long post_dead_alone(const char *job, const char *error) {
   return post_one(job, "dead", error, NULL, NULL);
 }
 
@@ -383,7 +408,8 @@ Test(contest_scripts, a_dead_letter_stores_the_submission_unscored) {
   hget("tally:submission:1042", "summary", v, sizeof(v));
   cr_expect_str_eq(v, "{\"submission\":\"1042\",\"participant\":\"7\","
                       "\"contest\":\"c1\",\"task\":\"t\",\"timestamp\":3,"
-                      "\"official\":true,\"scored\":false}");
+                      "\"official\":true,\"tokened\":false,"
+                      "\"scored\":false}");
   hget("tally:submission:1042", "scored", v, sizeof(v));
   cr_expect_str_eq(v, "0");
   hget("tally:submission:1042", "error", v, sizeof(v));
@@ -408,6 +434,47 @@ Test(contest_scripts, a_dead_letter_stores_the_submission_unscored) {
   cr_expect_eq(tr_redis_int(&server, "EXISTS tally:submission:x"), 0);
   cr_expect_eq(tr_redis_int(&server, "EXISTS tally:submission:y"), 0);
   cr_expect_eq(xlen("tally:dead"), 3);
+}
+
+/* Issue 10, defect 5: only what the C decoder checked reaches the contest
+ * state. Jobs it refuses, and jobs no worker decoded, get their dead
+ * letter and nothing else, however plausible their text. */
+Test(contest_scripts, a_dead_letter_without_a_decoded_summary_is_only_that) {
+  sm_t a = {.sub = "s1", .user = "alice", .ts = 1, .score = 40};
+  post(&a);
+  ts_t before = task_score("c1", "alice", "t");
+  static const char *const refused[] = {
+      /* A duplicated participant: Lua's cjson would take the last. */
+      "{\"submission\":\"s2\",\"participant\":\"bob\","
+      "\"participant\":\"alice\",\"task\":\"t\",\"contest\":\"c1\"}",
+      /* A NUL in an id. */
+      "{\"submission\":\"s3\",\"participant\":\"alice\\u0000x\","
+      "\"task\":\"t\",\"contest\":\"c1\"}",
+      /* An id rewritten by its float. */
+      "{\"submission\":12345678901234567890123,\"participant\":\"alice\","
+      "\"task\":\"t\",\"contest\":\"c1\"}",
+  };
+  for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+    cr_assert_eq(post_dead(refused[i], "refused"), TALLY_POST_DONE);
+  /* Valid, but no worker decoded it: a crash. */
+  cr_assert_eq(post_dead_alone("{\"submission\":\"s4\",\"participant\":"
+                               "\"alice\",\"task\":\"../x\",\"contest\":"
+                               "\"c1\"}",
+                               "the worker failed on each of 3 deliveries"),
+               TALLY_POST_DONE);
+  cr_expect_eq(xlen("tally:dead"), 4, "every job dead-lettered");
+  for (const char *const *k = (const char *const[]){"s2", "s3", "s4", NULL}; *k;
+       k++)
+    cr_expect_eq(tr_redis_int(&server, "EXISTS tally:submission:%s", *k), 0,
+                 "%s stored", *k);
+  cr_expect_eq(tr_redis_int(&server, "KEYS tally:submission:1.2*"), -1);
+  ts_t after = task_score("c1", "alice", "t");
+  cr_expect_eq(after.score, before.score);
+  cr_expect_eq(after.partial, before.partial);
+  cr_expect_eq(after.submissions, 1);
+  cr_expect_eq(task_score("c1", "bob", "t").exists, false);
+  cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:taskscores:c1:alice ../x"),
+               0);
 }
 
 Test(contest_scripts, rankings_sum_task_scores_in_task_order_and_tie) {
@@ -793,8 +860,15 @@ Test(contest_scripts, rescore_writes_changes_and_updates_the_rankings) {
   b.pub = 7;
   summary_of(&b, sum2, sizeof(sum2));
   hget("tally:submission:s1", "rev", rev1, sizeof(rev1));
-  const char *const more[][4] = {{"s2", rev2, sum2, ""},
-                                 {"s1", rev1, "", "no such testcase"}};
+  /* tally rescore sends the unscored summary of a job that decodes but no
+   * longer scores (tally_engine_unscored). */
+  const char *const more[][4] = {
+      {"s2", rev2, sum2, ""},
+      {"s1", rev1,
+       "{\"submission\":\"s1\",\"participant\":\"u\",\"contest\":\"c1\","
+       "\"task\":\"t\",\"timestamp\":1,\"official\":true,\"tokened\":false,"
+       "\"scored\":false}",
+       "no such testcase"}};
   rescore(more, 2, codes);
   cr_expect_eq(codes[0], TALLY_RESCORED_CHANGED);
   cr_expect_eq(codes[1], TALLY_RESCORED_CHANGED);

@@ -4,6 +4,8 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The tasks of the tables, by kind. Each has testcases "0" to "3". */
@@ -106,8 +108,9 @@ ParameterizedTestParameters(job_errors, names_the_field_and_the_problem) {
       {GMIN, EVALS("\"0\": 1, " REST) " {}",
        "unexpected text after the job at byte"},
       {GMIN, "[1, 2]", "a job must be a JSON object"},
-      {GMIN, "{\"submission\": 9, \"compilation\": \"failed\", "
-             "\"evaluations\": {}}",
+      {GMIN,
+       "{\"submission\": 9, \"compilation\": \"failed\", "
+       "\"evaluations\": {}}",
        "evaluations: a submission whose compilation failed has no "
        "evaluations"},
       {GMIN, "{\"submission\": 9, \"compilation\": \"maybe\"}",
@@ -117,14 +120,17 @@ ParameterizedTestParameters(job_errors, names_the_field_and_the_problem) {
        "evaluations: must be an object mapping codenames to outcomes"},
       {GMIN, "{\"submission\": 9, \"evaluations\": {}, \"evaluations\": {}}",
        "evaluations: key appears twice"},
-      {GMIN, "{\"submission\": 9, \"participant\": {}, \"evaluations\": "
-             "{\"0\": 1, " REST "}}",
+      {GMIN,
+       "{\"submission\": 9, \"participant\": {}, \"evaluations\": "
+       "{\"0\": 1, " REST "}}",
        "participant: must be a string or a number"},
-      {GMIN, "{\"submission\": 9, \"task\": 5, \"evaluations\": {\"0\": 1, "
-             REST "}}",
+      {GMIN,
+       "{\"submission\": 9, \"task\": 5, \"evaluations\": {\"0\": 1, " REST
+       "}}",
        "task: must be a string"},
-      {GMIN, "{\"submission\": 9, \"task\": \"other\", \"evaluations\": "
-             "{\"0\": 1, " REST "}}",
+      {GMIN,
+       "{\"submission\": 9, \"task\": \"other\", \"evaluations\": "
+       "{\"0\": 1, " REST "}}",
        "task: unknown task \"other\""},
   };
   return cr_make_param_array(job_case_t, cases,
@@ -182,9 +188,9 @@ typedef struct accept_case_s {
 
 ParameterizedTestParameters(job_errors, accepts_outcomes_in_range) {
   static accept_case_t cases[] = {
-      {GMIN, 0},    {GMIN, 1},     {SUM, 0},     {SUM, 1},
-      {GMUL, 0},    {GMUL, 1},     {GMUL, 0.5},  {GTHR, 1.5},
-      {GTHR, -3},   {GTHR, 100},   {GTHR, 0},    {GTHR, 1e300},
+      {GMIN, 0},  {GMIN, 1},   {SUM, 0},    {SUM, 1},
+      {GMUL, 0},  {GMUL, 1},   {GMUL, 0.5}, {GTHR, 1.5},
+      {GTHR, -3}, {GTHR, 100}, {GTHR, 0},   {GTHR, 1e300},
   };
   return cr_make_param_array(accept_case_t, cases,
                              sizeof(cases) / sizeof(cases[0]));
@@ -193,8 +199,8 @@ ParameterizedTestParameters(job_errors, accepts_outcomes_in_range) {
 ParameterizedTest(accept_case_t *c, job_errors, accepts_outcomes_in_range) {
   tally_task_t *task = table_task(c->kind);
   char job[256];
-  snprintf(job, sizeof(job),
-           "{\"evaluations\": {\"0\": %.17g, " REST "}}", c->outcome);
+  snprintf(job, sizeof(job), "{\"evaluations\": {\"0\": %.17g, " REST "}}",
+           c->outcome);
   cJSON *res = ts_score(task, job);
   cr_assert_not_null(res);
   cr_expect_null(ts_at(res, "error"), "outcome %g: %s", c->outcome,
@@ -240,5 +246,109 @@ Test(job_errors, scores_the_next_job_normally_after_an_error) {
   cJSON_Delete(res);
   tally_buf_close(&out);
   tally_engine_close(&e);
+  tally_task_free(task);
+}
+
+/* Ids (issue 10): a NUL, a control character or invalid UTF-8 would merge
+ * or break identities downstream; a number id that is not a plain integer
+ * below 2^53 would be rewritten (1e22, 1.5, 12345678901234567890123). */
+typedef struct id_case_s {
+  char job[160];
+  char expected[120];
+} id_case_t;
+
+#define ID_EVALS ", \"evaluations\": {\"0\": 1, " REST "}}"
+
+ParameterizedTestParameters(job_errors, refuses_ids_that_are_not_names) {
+  static id_case_t cases[] = {
+      {"{\"submission\": \"s\", \"participant\": \"alice\\u0000evil\"" ID_EVALS,
+       "participant: holds a control character (U+0000 at byte 5)"},
+      {"{\"submission\": \"s\\u0000\", \"participant\": \"a\"" ID_EVALS,
+       "submission: holds a control character (U+0000 at byte 1)"},
+      {"{\"submission\": \"s\", \"participant\": \"a\\nb\"" ID_EVALS,
+       "participant: holds a control character (U+000A at byte 1)"},
+      {"{\"submission\": \"s\", \"participant\": \"a\\u007f\"" ID_EVALS,
+       "participant: holds a control character (U+007F at byte 1)"},
+      {"{\"submission\": \"s\", \"participant\": \"a\\u0085\"" ID_EVALS,
+       "participant: holds a control character (U+0085 at byte 1)"},
+      {"{\"submission\": \"s\", \"participant\": \"ab\xff\"" ID_EVALS,
+       "participant: is not valid UTF-8 (at byte 2)"},
+      {"{\"submission\": \"s\", \"contest\": \"\xc3(\"" ID_EVALS,
+       "contest: is not valid UTF-8 (at byte 0)"},
+      {"{\"submission\": \"s\", \"participant\": \"\"" ID_EVALS,
+       "participant: must not be empty"},
+      {"{\"submission\": \"s\", \"task\": \"t\\u0000x\"" ID_EVALS,
+       "task: holds a control character (U+0000 at byte 1)"},
+      {"{\"submission\": \"s\", \"task\": 7" ID_EVALS,
+       "task: must be a string"},
+      {"{\"submission\": 12345678901234567890123" ID_EVALS,
+       "submission: a number id must be an integer below 2^53"},
+      {"{\"submission\": 9007199254740992" ID_EVALS,
+       "submission: a number id must be an integer below 2^53"},
+      {"{\"submission\": 1e3" ID_EVALS,
+       "submission: a number id must be an integer below 2^53 written in "
+       "plain digits"},
+      {"{\"submission\": \"s\", \"participant\": 1.5" ID_EVALS,
+       "participant: a number id must be an integer"},
+      {"{\"submission\": \"s\", \"participant\": 10.0" ID_EVALS,
+       "participant: a number id must be an integer"},
+      {"{\"submission\": \"s\", \"contest\": -0" ID_EVALS,
+       "contest: a number id must be an integer"},
+      {"{\"submission\": \"s\", \"participant\": \"a\", \"participant\": "
+       "\"b\"" ID_EVALS,
+       "participant: key appears twice"},
+      {"{\"submission\": \"s\", \"timestamp\": 1, \"timestamp\": 2" ID_EVALS,
+       "timestamp: key appears twice"},
+  };
+  return cr_make_param_array(id_case_t, cases,
+                             sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(id_case_t *c, job_errors, refuses_ids_that_are_not_names) {
+  tally_task_t *task = table_task(SUM);
+  cJSON *res = ts_score(task, c->job);
+  cr_assert_not_null(res, "%s", c->job);
+  const char *err = ts_str_at(res, "error");
+  cr_expect(err != NULL && strstr(err, c->expected) != NULL,
+            "job %s: error %s, expected %s", c->job, err ? err : "(none)",
+            c->expected);
+  cJSON_Delete(res);
+  tally_task_free(task);
+}
+
+Test(job_errors, accepts_unicode_ids_and_integers_below_2_53) {
+  tally_task_t *task = table_task(SUM);
+  static const char *const jobs[] = {
+      "{\"submission\": \"s\", \"participant\": \"\xc3\xa9l\xc3\xa8ve "
+      "\xe2\x98\x83 \xf0\x9f\x98\x80\"" ID_EVALS,
+      "{\"submission\": 9007199254740991, \"participant\": "
+      "-9007199254740991" ID_EVALS,
+      "{\"submission\": 0, \"contest\": 12" ID_EVALS,
+  };
+  for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+    cJSON *res = ts_score(task, jobs[i]);
+    cr_assert_not_null(res);
+    cr_expect_null(ts_at(res, "error"), "%s: %s", jobs[i],
+                   ts_str_at(res, "error"));
+    cJSON_Delete(res);
+  }
+  tally_task_free(task);
+}
+
+Test(job_errors, says_nesting_too_deep_rather_than_invalid_json) {
+  tally_task_t *task = table_task(SUM);
+  size_t depth = 2000;
+  char *job = malloc(2 * depth + 64);
+  size_t n = (size_t)sprintf(job, "{\"submission\": \"s\", \"x\": ");
+  for (size_t i = 0; i < depth; i++)
+    job[n++] = '[';
+  for (size_t i = 0; i < depth; i++)
+    job[n++] = ']';
+  strcpy(job + n, "}");
+  cJSON *res = ts_score(task, job);
+  cr_expect(strstr(ts_str_at(res, "error"), "nesting too deep") != NULL, "%s",
+            ts_str_at(res, "error"));
+  cJSON_Delete(res);
+  free(job);
   tally_task_free(task);
 }

@@ -122,3 +122,96 @@ Test(tallyd_hostile, reconnects_and_restarts_never_dead_letter_a_valid_job) {
   require(td_check_exactly_once(c, ids, 5) == 0, "not exactly once");
   stop_daemon();
 }
+
+/* The HGET of key's field as a malloc'ed string, or NULL. */
+static char *hget(const char *key, const char *field) {
+  redisReply *r = redisCommand(c, "HGET %s %s", key, field);
+  char *v = r && r->type == REDIS_REPLY_STRING ? strdup(r->str) : NULL;
+  freeReplyObject(r);
+  return v;
+}
+
+static long long keys_matching(const char *pattern) {
+  redisReply *r = redisCommand(c, "KEYS %s", pattern);
+  long long n = r && r->type == REDIS_REPLY_ARRAY ? (long long)r->elements : -1;
+  freeReplyObject(r);
+  return n;
+}
+
+/* Issue 10, defects 4 and 5: ids with a NUL, control characters or
+ * invalid UTF-8, a duplicated participant, an unknown task, a number id
+ * too large, and a job over --max-job-bytes are dead-lettered with a cause
+ * naming the field, and none of them touches the contest state. */
+Test(tallyd_hostile, bad_ids_are_dead_letters_and_touch_no_contest_state) {
+  const char *const args[] = {"--auto-rescore", "false", "--max-job-bytes",
+                              "65536", NULL};
+  cr_assert_eq(td_start(&daemon_, &server, "d1", args, NULL), 0);
+  static const char good[] =
+      "{\"submission\":\"s-1\",\"participant\":\"alice\",\"task\":\"sum\","
+      "\"evaluations\":{\"0\":1,\"1\":1,\"2\":1,\"3\":1}}";
+  td_push(c, good, NULL);
+  require(td_wait_outcomes(c, 1, OUTCOMES_MS) == 1, "the good job");
+  char *before = hget("tally:taskscores:default:alice", "sum");
+  require(before != NULL, "alice has no task score");
+
+  static const struct {
+    const char *job, *cause;
+  } bad[] = {
+      {"{\"submission\":\"s-2\",\"participant\":\"alice\\u0000evil\","
+       "\"task\":\"sum\",\"evaluations\":{\"0\":0,\"1\":0,\"2\":0,\"3\":0}}",
+       "participant: holds a control character (U+0000"},
+      {"{\"submission\":\"s-3\",\"participant\":\"al\xffice\","
+       "\"task\":\"sum\",\"evaluations\":{\"0\":0,\"1\":0,\"2\":0,\"3\":0}}",
+       "participant: is not valid UTF-8"},
+      {"{\"submission\":\"s-4\",\"participant\":\"bob\","
+       "\"participant\":\"alice\",\"task\":\"sum\"}",
+       "participant: key appears twice"},
+      {"{\"submission\":\"s-5\",\"participant\":\"alice\",\"task\":\"../x\","
+       "\"evaluations\":{}}",
+       "task: unknown task \"../x\""},
+      {"{\"submission\":12345678901234567890123,\"participant\":\"alice\","
+       "\"task\":\"sum\",\"evaluations\":{\"0\":0,\"1\":0,\"2\":0,\"3\":0}}",
+       "submission: a number id must be an integer below 2^53"},
+  };
+  size_t n = sizeof(bad) / sizeof(bad[0]);
+  char ids[8][64];
+  for (size_t i = 0; i < n; i++)
+    td_push(c, bad[i].job, ids[i]);
+  /* A job over --max-job-bytes that names a submission. */
+  size_t big = 200000;
+  char *huge = malloc(big + 200);
+  int k = snprintf(huge, 200,
+                   "{\"submission\":\"s-6\",\"participant\":\"alice\","
+                   "\"task\":\"sum\",\"pad\":\"");
+  memset(huge + k, 'x', big);
+  strcpy(huge + k + big, "\"}");
+  td_push(c, huge, ids[n]);
+  free(huge);
+  require(td_wait_outcomes(c, (long long)n + 2, OUTCOMES_MS) ==
+              (long long)n + 2,
+          "not every job has an outcome");
+  require(td_xlen(c, "tally:dead") == (long long)n + 1,
+          "%lld dead letters, not %zu", td_xlen(c, "tally:dead"), n + 1);
+  for (size_t i = 0; i < n; i++) {
+    char *why = td_dead_field(c, ids[i], "error");
+    require(why != NULL && strstr(why, bad[i].cause) != NULL,
+            "job %zu: cause %s, expected %s", i, why ? why : "(none)",
+            bad[i].cause);
+    free(why);
+  }
+  char *after = hget("tally:taskscores:default:alice", "sum");
+  require(after != NULL && strcmp(before, after) == 0,
+          "alice's task score moved: %s -> %s", before, after);
+  free(before);
+  free(after);
+  require(keys_matching("tally:submission:*") == 1,
+          "%lld submission hashes, not 1", keys_matching("tally:submission:*"));
+  require(keys_matching("tally:taskscores:*") == 1, "another participant");
+  require(keys_matching("tally:pt:*") == 1, "another place");
+  redisReply *r = redisCommand(c, "HKEYS tally:taskscores:default:alice");
+  require(r && r->elements == 1, "a ranking column for a refused task");
+  freeReplyObject(r);
+  require(td_xlen(c, "tally:public") == 1, "%lld contestant events, not 1",
+          td_xlen(c, "tally:public"));
+  stop_daemon();
+}

@@ -87,7 +87,7 @@ static int render(tally_engine_t *e, const tally_task_t *task,
 int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
                        const char *extra, tally_buf_t *out) {
   const tally_task_t *task = NULL;
-  e->task = NULL;
+  e->task = e->decoded_task = NULL;
   e->details_ready = false;
   int rc = tally_job_parse(&e->job, text, len, e->err, sizeof(e->err));
   if (rc == 0 && e->job.type == TALLY_JOB_TOKEN) {
@@ -103,6 +103,10 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
   }
   if (rc == 0 && (task = job_task(e)) == NULL)
     rc = TALLY_EJOB;
+  if (rc != 0 && e->job.keys_ok && e->job.type == TALLY_JOB_SCORE)
+    task = e->job.task != NULL ? tally_taskset_find(e->tasks, e->job.task)
+                               : e->default_task;
+  e->decoded_task = task;
   if (rc == 0)
     rc = tally_job_bind(&e->job, task, e->err, sizeof(e->err));
   if (rc == 0)
@@ -134,6 +138,12 @@ int tally_engine_summary(tally_engine_t *e, tally_buf_t *out) {
     return rc;
   return tally_views_summary(out, e->task, &e->job, &e->res,
                              task_version(e, e->task), e->err, sizeof(e->err));
+}
+
+int tally_engine_unscored(tally_engine_t *e, tally_buf_t *out) {
+  if (e->decoded_task == NULL)
+    return 0;
+  return tally_views_unscored(out, e->decoded_task, &e->job);
 }
 
 int tally_engine_view(tally_engine_t *e, bool full, tally_buf_t *out) {

@@ -28,6 +28,9 @@ typedef struct tally_engine_s {
   /* The last job scored: its task (NULL when it was not scored), and its
    * details once a view needed them. */
   const tally_task_t *task;
+  /* The last job's task when the job decoded and named a known task,
+   * scored or not; NULL otherwise. */
+  const tally_task_t *decoded_task;
   tally_buf_t details;
   bool details_ready;
   tally_buf_t extra; /* extra members plus "version" */
@@ -65,6 +68,13 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
  * error for tallyd, though tally score printed its result); or
  * TALLY_ENOMEM. */
 int tally_engine_summary(tally_engine_t *e, tally_buf_t *out);
+
+/* Appends the unscored summary (tally_views_unscored) of the job
+ * tally_engine_score last refused, when it decoded and named a known
+ * task; appends nothing otherwise, or for a token job, or a job without
+ * participant. This is all of a refused job that may reach the contest
+ * state. Returns 0 or TALLY_ENOMEM. */
+int tally_engine_unscored(tally_engine_t *e, tally_buf_t *out);
 
 /* Appends the full view (full) or the public view of the last result
  * (docs/contest.md, "Views"). Returns 0 or TALLY_ENOMEM. */

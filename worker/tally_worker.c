@@ -213,6 +213,17 @@ static int score_job(worker_t *w, tally_batch_writer_t *bw,
                               &w->out);
   if (rc == 0)
     rc = put_contest_parts(w, body);
+  if (rc == TALLY_EJOB) {
+    /* The unscored summary, when the job decoded: one more line. */
+    size_t mark = w->out.len;
+    tally_buf_putc(&w->out, '\n');
+    if (tally_engine_unscored(&w->engine, &w->out) != 0 || w->out.oom)
+      return TALLY_ENOMEM;
+    if (w->out.len == mark + 1) {
+      w->out.len = mark;
+      w->out.data[mark] = '\0';
+    }
+  }
   if (rc == TALLY_ENOMEM)
     return rc;
   rc = tally_batch_end_result(bw, status_of(rc));

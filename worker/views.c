@@ -66,17 +66,46 @@ static void put_subtasks(tally_buf_t *b, const char *key,
   tally_buf_putc(b, ']');
 }
 
+/* Writes {"submission","participant","contest","task","timestamp",
+ * "official" of job, the task named by task's name. */
+static void put_ids(tally_buf_t *b, const tally_task_t *task,
+                    const tally_job_t *job) {
+  tally_buf_putc(b, '{');
+  put_key(b, "submission", true);
+  tally_views_id(b, job->submission);
+  put_key(b, "participant", false);
+  tally_views_id(b, job->participant);
+  put_key(b, "contest", false);
+  if (job->contest != NULL)
+    tally_views_id(b, job->contest);
+  else
+    tally_buf_puts(b, "\"default\"");
+  put_key(b, "task", false);
+  tally_json_str(b, task->name);
+  put_num(b, "timestamp", job->timestamp);
+  put_bool(b, "official", job->official);
+}
+
+int tally_views_unscored(tally_buf_t *b, const tally_task_t *task,
+                         const tally_job_t *job) {
+  if (!tally_views_wanted(job) || job->type != TALLY_JOB_SCORE)
+    return 0;
+  size_t mark = b->len;
+  put_ids(b, task, job);
+  put_bool(b, "tokened", job->tokened);
+  tally_buf_puts(b, ",\"scored\":false}");
+  if (b->oom) {
+    cut(b, mark);
+    return TALLY_ENOMEM;
+  }
+  return 0;
+}
+
 int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
                         const tally_job_t *job, const tally_result_t *res,
                         const char *version, char *err, size_t errlen) {
   if (!tally_views_wanted(job))
     return 0;
-  const cJSON *contest = cJSON_GetObjectItemCaseSensitive(job->root, "contest");
-  if (contest != NULL && !cJSON_IsString(contest) &&
-      !(cJSON_IsNumber(contest) && isfinite(contest->valuedouble))) {
-    snprintf(err, errlen, "contest: must be a string or a number");
-    return TALLY_EJOB;
-  }
   tally_submission_t s;
   tally_submission_init(&s);
   if (tally_submission_read_job(&s, job->root, err, errlen) != 0)
@@ -87,20 +116,7 @@ int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
   }
 
   size_t mark = b->len;
-  tally_buf_putc(b, '{');
-  put_key(b, "submission", true);
-  tally_views_id(b, job->submission);
-  put_key(b, "participant", false);
-  tally_views_id(b, job->participant);
-  put_key(b, "contest", false);
-  if (contest != NULL)
-    tally_views_id(b, contest);
-  else
-    tally_buf_puts(b, "\"default\"");
-  put_key(b, "task", false);
-  tally_json_str(b, task->name);
-  put_num(b, "timestamp", s.timestamp);
-  put_bool(b, "official", s.official);
+  put_ids(b, task, job);
   put_bool(b, "tokened", s.tokened);
   put_key(b, "version", false);
   tally_json_str(b, version != NULL ? version : "");

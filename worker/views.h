@@ -18,12 +18,21 @@ void tally_views_id(tally_buf_t *b, const cJSON *id);
 /* Appends the summary of job, scored with task into res, to b (compact
  * JSON, members in the order of docs/contest.md), with version as the
  * task config's version. Appends nothing when tally_views_wanted is
- * false. Returns 0; TALLY_EJOB with err naming the key when contest,
- * timestamp, official or tokened has the wrong type; or TALLY_ENOMEM. On
- * error b is cut back to its length on entry. */
+ * false. Returns 0; TALLY_EJOB with err naming the key when timestamp,
+ * official or tokened has the wrong type (which a job tally_job_parse
+ * accepted never has); or TALLY_ENOMEM. On error b is cut back to its
+ * length on entry. */
 int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
                         const tally_job_t *job, const tally_result_t *res,
                         const char *version, char *err, size_t errlen);
+
+/* Appends the summary of job as an unscored submission of task to b:
+ * {"submission","participant","contest","task","timestamp","official",
+ * "tokened","scored":false}, every field as the job decoder checked it.
+ * Appends nothing when tally_views_wanted is false or job is a token
+ * job. Returns 0 or TALLY_ENOMEM (b cut back). */
+int tally_views_unscored(tally_buf_t *b, const tally_task_t *task,
+                         const tally_job_t *job);
 
 /* Appends a view of res to b: the full view (score, max_score, details)
  * or the public one (public score and max, the details the feedback level

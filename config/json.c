@@ -1,0 +1,163 @@
+/* String lengths, member texts and id checks on top of cJSON. */
+#include "json.h"
+
+#include <malloc.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#define FILL 0xff
+
+/* cJSON's allocations, filled so that a string's end can be found: cJSON
+ * sizes a string's block from its escaped text (never too small), writes
+ * the bytes and one NUL, and leaves the rest as it was. */
+static void *filled_malloc(size_t n) {
+  void *p = malloc(n);
+  if (p != NULL)
+    memset(p, FILL, malloc_usable_size(p));
+  return p;
+}
+
+static bool hooks_installed;
+
+__attribute__((constructor)) static void install_hooks(void) {
+  cJSON_Hooks hooks = {.malloc_fn = filled_malloc, .free_fn = free};
+  cJSON_InitHooks(&hooks);
+  hooks_installed = true;
+}
+
+size_t tally_json_strlen(const cJSON *s) {
+  const char *v = s != NULL ? s->valuestring : NULL;
+  if (v == NULL)
+    return 0;
+  size_t n = strlen(v);
+  if (!hooks_installed || (s->type & cJSON_IsReference))
+    return n;
+  size_t size = malloc_usable_size((void *)v);
+  if (size <= n + 1)
+    return n;
+  /* Back over the fill to the NUL cJSON wrote after the last byte. */
+  const unsigned char *u = (const unsigned char *)v;
+  size_t end = size;
+  while (end > n + 1 && u[end - 1] == FILL)
+    end--;
+  if (u[end - 1] != '\0')
+    return n; /* not a block this hook filled */
+  return end - 1;
+}
+
+static const char *skip_ws(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  return p;
+}
+
+bool tally_json_member_text(const char *text, size_t len, const char *key,
+                            const char **at, size_t *n) {
+  const char *p = skip_ws(text, text + len), *end = text + len;
+  if (p == end || *p != '{')
+    return false;
+  p = skip_ws(p + 1, end);
+  while (p < end && *p == '"') {
+    const char *kend = NULL;
+    cJSON *k = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &kend, 0);
+    bool match = cJSON_IsString(k) && strcmp(k->valuestring, key) == 0;
+    cJSON_Delete(k);
+    if (kend == NULL)
+      return false;
+    p = skip_ws(kend, end);
+    if (p == end || *p != ':')
+      return false;
+    p = skip_ws(p + 1, end);
+    const char *vend = NULL;
+    cJSON *v = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &vend, 0);
+    cJSON_Delete(v);
+    if (v == NULL || vend == NULL)
+      return false;
+    if (match) {
+      *at = p;
+      *n = (size_t)(vend - p);
+      return true;
+    }
+    p = skip_ws(vend, end);
+    if (p == end || *p != ',')
+      return false;
+    p = skip_ws(p + 1, end);
+  }
+  return false;
+}
+
+bool tally_json_too_deep(const char *text, size_t len) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        i++;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > CJSON_NESTING_LIMIT)
+        return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/* Whether text is an integer in plain digits: 0|-?[1-9][0-9]* (not -0,
+ * which would be written "-0.0"). */
+static bool plain_integer(const char *text, size_t n) {
+  size_t i = n > 0 && text[0] == '-' ? 1 : 0;
+  if (i == n || (text[i] == '0' && (n > i + 1 || i == 1)))
+    return false;
+  for (; i < n; i++)
+    if (text[i] < '0' || text[i] > '9')
+      return false;
+  return true;
+}
+
+const char *tally_json_id_error(const cJSON *v, bool numbers, const char *raw,
+                                size_t raw_len, char *buf, size_t buflen) {
+  if (cJSON_IsNumber(v)) {
+    if (!numbers)
+      return "must be a string";
+    double x = v->valuedouble;
+    if (!(fabs(x) < 9007199254740992.0) || x != floor(x) ||
+        (raw != NULL && !plain_integer(raw, raw_len)))
+      return "a number id must be an integer below 2^53 written in plain "
+             "digits (no fraction or exponent); send larger ids as strings";
+    return NULL;
+  }
+  if (!cJSON_IsString(v))
+    return numbers ? "must be a string or a number" : "must be a string";
+  size_t n = tally_json_strlen(v);
+  if (n == 0)
+    return "must not be empty";
+  if (n > TALLY_ID_MAX) {
+    snprintf(buf, buflen, "is %zu bytes, more than %d", n, TALLY_ID_MAX);
+    return buf;
+  }
+  const utf8proc_uint8_t *s = (const utf8proc_uint8_t *)v->valuestring;
+  for (size_t i = 0; i < n;) {
+    utf8proc_int32_t c;
+    utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &c);
+    if (k < 0) {
+      snprintf(buf, buflen, "is not valid UTF-8 (at byte %zu)", i);
+      return buf;
+    }
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) {
+      snprintf(buf, buflen, "holds a control character (U+%04X at byte %zu)",
+               (unsigned)c, i);
+      return buf;
+    }
+    i += (size_t)k;
+  }
+  return NULL;
+}

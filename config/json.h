@@ -1,0 +1,42 @@
+/* What cJSON does not say about a decoded document: the byte length of a
+ * string that holds NUL bytes, the text a member was written as, and
+ * whether a value may serve as an id. */
+#ifndef TALLY_JSON_H
+#define TALLY_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* The byte length of a string node's value, NUL bytes ("\u0000") included.
+ * cJSON keeps no length, so tally installs allocation hooks (once, before
+ * main) that fill each new block with 0xff: a parsed string ends at the
+ * last NUL before that fill. Exact for strings cJSON parsed or created;
+ * strlen for anything else. */
+size_t tally_json_strlen(const cJSON *s);
+
+/* Finds the text of member key of the JSON object text (len bytes), which
+ * must already have parsed: each key and value is measured by cJSON. Sets
+ * *at and *n to the first such member's value and returns true, or returns
+ * false. */
+bool tally_json_member_text(const char *text, size_t len, const char *key,
+                            const char **at, size_t *n);
+
+/* Whether text (len bytes) nests arrays and objects deeper than cJSON
+ * parses (CJSON_NESTING_LIMIT): the cause to name when a parse fails. */
+bool tally_json_too_deep(const char *text, size_t len);
+
+/* Ids (submission, participant, contest, task) are at most this long. */
+#define TALLY_ID_MAX 1024
+
+/* Checks that v may name a submission, participant, contest or task: a
+ * string of 1 to TALLY_ID_MAX bytes of valid UTF-8 with no control
+ * character (NUL, U+0001-U+001F, U+007F-U+009F), or, when numbers is true,
+ * an integer below 2^53 in magnitude written in plain digits (raw, its
+ * text in the job). Returns NULL, or what is wrong (in buf, buflen bytes,
+ * or a static text). */
+const char *tally_json_id_error(const cJSON *v, bool numbers, const char *raw,
+                                size_t raw_len, char *buf, size_t buflen);
+
+#endif
