@@ -1,6 +1,7 @@
 /* Batch: each evaluation is an execution result; a failed run scores 0
  * with CMS's message, a run that ended well is judged by its output
  * (compared with the task's comparator) or by a checker's verdict. */
+#include "../config/json.h"
 #include "execution.h"
 
 #include <string.h>
@@ -24,15 +25,16 @@ static int batch_evaluate(const tally_tt_input_t *in, tally_tt_eval_t *out,
                             "the task has no expected outputs (no data "
                             "folder), so a run must send its checker's "
                             "verdict");
-    const char *s = ex.output->valuestring;
-    return tally_tt_compare(in, s, strlen(s), out, err, errlen);
+    /* Outputs are bytes: a NUL inside counts like any other byte. */
+    return tally_tt_compare(in, ex.output->valuestring,
+                            tally_json_strlen(ex.output), out, err, errlen);
   }
   if (ex.checker_stdout != NULL) {
-    const char *so = ex.checker_stdout->valuestring;
-    const char *se =
-        ex.checker_stderr != NULL ? ex.checker_stderr->valuestring : "";
-    return tally_checker_parse(so, strlen(so), se, strlen(se), in->codename,
-                               out, err, errlen);
+    const cJSON *se = ex.checker_stderr;
+    return tally_checker_parse(
+        ex.checker_stdout->valuestring, tally_json_strlen(ex.checker_stdout),
+        se != NULL ? se->valuestring : "",
+        se != NULL ? tally_json_strlen(se) : 0, in->codename, out, err, errlen);
   }
   return tally_tt_error(err, errlen, in->codename, NULL,
                         "a run with status ok needs its output or its "

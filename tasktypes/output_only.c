@@ -3,6 +3,8 @@
  * not submitted and scores 0. */
 #include "tasktype.h"
 
+#include "../config/json.h"
+
 #include <string.h>
 
 /* The output of an evaluation: the string itself, or {"output": s}. */
@@ -53,8 +55,9 @@ static int output_only_evaluate(const tally_tt_input_t *in,
   const cJSON *output = output_of(in, err, errlen);
   if (output == NULL)
     return TALLY_EJOB;
-  const char *s = output->valuestring;
-  return tally_tt_compare(in, s, strlen(s), out, err, errlen);
+  /* Outputs are bytes: a NUL inside counts like any other byte. */
+  return tally_tt_compare(in, output->valuestring, tally_json_strlen(output),
+                          out, err, errlen);
 }
 
 const tally_task_type_t tally_task_type_output_only = {

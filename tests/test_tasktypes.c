@@ -31,6 +31,16 @@ static void put(const char *name, const char *text) {
   fclose(f);
 }
 
+/* Writes len bytes to dir/name (NUL bytes and all). */
+static void put_bytes(const char *name, const char *bytes, size_t len) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f, "%s", path);
+  cr_assert_eq(fwrite(bytes, 1, len, f), len);
+  fclose(f);
+}
+
 /* A batch task over "003" and "004" in one GroupMin subtask, with expected
  * outputs; a batch task without a data folder (checker verdicts only);
  * and an output-only task. */
@@ -49,6 +59,17 @@ static void write_tasks(void) {
                 "\"testcases\": {\"a\": true, \"b\": false}}");
   put("o.data/a.out", "42\n");
   put("o.data/b.out", "yes\n");
+  /* Expected outputs holding NUL bytes, and an empty one. */
+  put("n.json", "{\"name\": \"n\", \"task_type\": \"output_only\", "
+                "\"score_type\": \"Sum\", \"score_type_parameters\": 1, "
+                "\"testcases\": {\"e\": true, \"z\": true}}");
+  put("n.data/e.out", "");
+  put_bytes("n.data/z.out", "a\0b\n", 4);
+  put("nb.json", "{\"name\": \"nb\", \"task_type\": \"batch\", "
+                 "\"score_type\": \"Sum\", \"score_type_parameters\": 1, "
+                 "\"testcases\": {\"z\": true}}");
+  put("nb.data/y.txt", "");
+  put_bytes("nb.data/z.out", "a\0b\n", 4);
 }
 
 static void setup(void) {
@@ -606,4 +627,36 @@ Test(tasktypes, parses_checker_output_on_its_own) {
   tally_text_free(&ev.admin);
   cr_expect_str_eq(tally_exec_status_name(TALLY_EXEC_WALL_TIMEOUT),
                    "wall_timeout");
+}
+
+/* Issue 10, defect 8: outputs are bytes, NUL included, as CMS compares
+ * them: "\u0000" is not an empty file, and "a\u0000b" matches a\0b\n. */
+Test(tasktypes, compares_outputs_holding_nul_bytes_as_bytes) {
+  static const struct {
+    const char *job;
+    double score;
+  } cases[] = {
+      {"{\"task\": \"n\", \"evaluations\": {\"e\": \"\\u0000\", \"z\": "
+       "\"a\\u0000b\"}}",
+       1},
+      {"{\"task\": \"n\", \"evaluations\": {\"e\": \"\", \"z\": "
+       "\"a\\u0000b\\n\"}}",
+       2},
+      {"{\"task\": \"n\", \"evaluations\": {\"e\": \"\", \"z\": \"a\"}}", 1},
+      {"{\"task\": \"n\", \"evaluations\": {\"e\": \"\", \"z\": "
+       "\"a\\u0000c\"}}",
+       1},
+      {"{\"task\": \"nb\", \"evaluations\": {\"z\": {\"status\": \"ok\", "
+       "\"output\": \"a\\u0000b\"}}}",
+       1},
+      {"{\"task\": \"nb\", \"evaluations\": {\"z\": {\"status\": \"ok\", "
+       "\"output\": \"a\"}}}",
+       0},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    cJSON *r = score(cases[i].job);
+    cr_expect_eq(ts_num(r, "score"), cases[i].score, "case %zu: %s", i,
+                 cases[i].job);
+    cJSON_Delete(r);
+  }
 }
