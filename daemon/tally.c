@@ -279,8 +279,7 @@ static int mode_add(mode_run_t *m, char *line, size_t len, const char *name,
   if (rc == 0) {
     cJSON *res = cJSON_Parse(m->out->data);
     rc = res == NULL ? TALLY_ENOMEM
-                     : tally_submission_read_result(
-                           s, res, task->score_rounding, err, sizeof(err));
+                     : tally_submission_read_result(s, res, err, sizeof(err));
     cJSON_Delete(res);
   }
   if (rc == TALLY_ENOMEM || m->out->oom) {

@@ -81,20 +81,11 @@ int tally_submission_read_job(tally_submission_t *s, const cJSON *job,
 
 /* The score of one entry of details, into *v: "score", or score_fraction
  * times max_score. Returns false when the entry lacks what that needs. */
-static bool entry_score(const cJSON *entry, tally_rounding_t rounding,
-                        double *v) {
-  if (rounding == TALLY_ROUND_SUBTASK) {
-    const cJSON *score = cJSON_GetObjectItemCaseSensitive(entry, "score");
-    if (!cJSON_IsNumber(score))
-      return false;
-    *v = score->valuedouble;
-    return true;
-  }
-  const cJSON *f = cJSON_GetObjectItemCaseSensitive(entry, "score_fraction");
-  const cJSON *m = cJSON_GetObjectItemCaseSensitive(entry, "max_score");
-  if (!cJSON_IsNumber(f) || !cJSON_IsNumber(m))
+static bool entry_score(const cJSON *entry, double *v) {
+  const cJSON *score = cJSON_GetObjectItemCaseSensitive(entry, "score");
+  if (!cJSON_IsNumber(score))
     return false;
-  *v = f->valuedouble * m->valuedouble;
+  *v = score->valuedouble;
   return true;
 }
 
@@ -114,7 +105,7 @@ static long entry_idx(const cJSON *entry) {
  * the side is one subtask. A later entry with the same idx wins, as in a
  * Python dict. Returns 0 or TALLY_ENOMEM. */
 static int side_read(tally_score_side_t *side, double score,
-                     const cJSON *details, tally_rounding_t rounding) {
+                     const cJSON *details) {
   side_clear(side);
   side->score = score;
   if (cJSON_IsArray(details) && cJSON_GetArraySize(details) == 0 &&
@@ -129,7 +120,7 @@ static int side_read(tally_score_side_t *side, double score,
   cJSON_ArrayForEach(e, details) {
     double v;
     long idx = entry_idx(e);
-    if (idx < 0 || !entry_score(e, rounding, &v))
+    if (idx < 0 || !entry_score(e, &v))
       return 0;
     if (idx > top)
       top = idx;
@@ -144,15 +135,14 @@ static int side_read(tally_score_side_t *side, double score,
   side->nsubtasks = (size_t)top + 1;
   cJSON_ArrayForEach(e, details) {
     double v = 0.0;
-    entry_score(e, rounding, &v);
+    entry_score(e, &v);
     side->subtasks[entry_idx(e)] = v;
   }
   return 0;
 }
 
 int tally_submission_read_result(tally_submission_t *s, const cJSON *result,
-                                 tally_rounding_t rounding, char *err,
-                                 size_t errlen) {
+                                 char *err, size_t errlen) {
   const cJSON *score = cJSON_GetObjectItemCaseSensitive(result, "score");
   const cJSON *pub = cJSON_GetObjectItemCaseSensitive(result, "public_score");
   s->scored = false;
@@ -163,13 +153,11 @@ int tally_submission_read_result(tally_submission_t *s, const cJSON *result,
              cJSON_IsNumber(score) ? "public_score" : "score");
     return TALLY_EINVAL;
   }
-  int rc =
-      side_read(&s->priv, score->valuedouble,
-                cJSON_GetObjectItemCaseSensitive(result, "details"), rounding);
+  int rc = side_read(&s->priv, score->valuedouble,
+                     cJSON_GetObjectItemCaseSensitive(result, "details"));
   if (rc == 0)
     rc = side_read(&s->pub, pub->valuedouble,
-                   cJSON_GetObjectItemCaseSensitive(result, "public_details"),
-                   rounding);
+                   cJSON_GetObjectItemCaseSensitive(result, "public_details"));
   if (rc != 0) {
     side_clear(&s->priv);
     side_clear(&s->pub);
@@ -182,11 +170,8 @@ int tally_submission_read_result(tally_submission_t *s, const cJSON *result,
 
 /* The score of subtask st of res in details, as entry_score reads it back
  * from the rendered subtask entry. */
-static double subtask_score(const tally_task_t *task, const tally_result_t *res,
-                            size_t st) {
-  if (task->score_rounding == TALLY_ROUND_SUBTASK)
-    return res->sts[st].rounded;
-  return res->sts[st].fraction * task->subtasks[st].max_score;
+static double subtask_score(const tally_result_t *res, size_t st) {
+  return res->sts[st].rounded;
 }
 
 /* side_read over the details of res that render.c writes, without the
@@ -220,7 +205,7 @@ static int side_set(tally_score_side_t *side, double score,
     return TALLY_ENOMEM;
   side->nsubtasks = entries;
   for (size_t st = 0; st < entries; st++)
-    side->subtasks[st] = subtask_score(task, res, st);
+    side->subtasks[st] = subtask_score(res, st);
   return 0;
 }
 

@@ -58,14 +58,13 @@ int tally_submission_read_job(tally_submission_t *s, const cJSON *job,
 
 /* Fills both sides of s from result, a result object as tally writes it
  * (docs/protocol.md), and marks s scored. The subtask scores come from
- * details and public_details: with TALLY_ROUND_SUBTASK each entry's
- * "score" (rounded, as CMS has used since 2026), with TALLY_ROUND_NONE its
- * score_fraction times max_score (CMS before). Returns 0; TALLY_EINVAL
- * with a message in err when score or public_score is not a number; or
- * TALLY_ENOMEM. On error s is left unscored, its sides empty. */
+ * details and public_details: each entry's "score", rounded to the task's
+ * score_precision whatever its score_rounding, as CMS's task_score reads
+ * them. Returns 0; TALLY_EINVAL with a message in err when score or
+ * public_score is not a number; or TALLY_ENOMEM. On error s is left
+ * unscored, its sides empty. */
 int tally_submission_read_result(tally_submission_t *s, const cJSON *result,
-                                 tally_rounding_t rounding, char *err,
-                                 size_t errlen);
+                                 char *err, size_t errlen);
 
 /* Fills both sides of s from res, the result of a job scored with task,
  * exactly as tally_submission_read_result would from the result object

@@ -122,9 +122,8 @@ static void add_scored(tally_submission_t *s, const tally_task_t *task,
   cJSON *res = ts_score(task, job);
   cr_assert_not_null(res);
   cr_assert_null(ts_at(res, "error"), "%s", ts_str_at(res, "error"));
-  cr_assert_eq(tally_submission_read_result(s, res, task->score_rounding, err,
-                                            sizeof(err)),
-               0, "%s", err);
+  cr_assert_eq(tally_submission_read_result(s, res, err, sizeof(err)), 0, "%s",
+               err);
   cJSON_Delete(res);
 }
 
@@ -193,12 +192,27 @@ Test(scoremode, max_subtask_sums_rounded_subtask_scores_then_rounds_again) {
   cr_expect(ts.score == 80, "score %.17g", ts.score);
 }
 
-Test(scoremode, max_subtask_without_rounding_is_cms_before_2026) {
-  /* CMS's old test_rounding, at precision 2: no rounding at the subtask
-   * or the task level. */
+/* Issue 10, defect 8: CMS's task_score sums each subtask's "score" as
+ * its details show it, rounded to the precision, whatever the result's
+ * own rounding; "none" only leaves the sum unrounded. */
+Test(scoremode,
+     max_subtask_sums_the_rounded_subtask_scores_even_without_rounding) {
   tally_task_score_t ts = rounding_case(
       TWO_SUBTASKS(", \"score_precision\": 2, \"score_rounding\": \"none\""));
-  cr_expect(ts.score == 80 + 0.0004, "score %.17g", ts.score);
+  cr_expect(ts.score == 80, "score %.17g", ts.score);
+
+  /* The issue's case: GroupMin [[1, 1]], precision 0, outcome 0.5. */
+  tally_task_t *task = ts_task(
+      "{\"name\": \"t\", \"score_type\": \"GroupMin\", "
+      "\"score_type_parameters\": [[1, 1]], \"testcases\": {\"a\": true}, "
+      "\"score_precision\": 0, \"score_rounding\": \"none\"}",
+      NULL, 0);
+  cr_assert_not_null(task);
+  tally_submission_t sub;
+  add_scored(&sub, task, 1, false, "{\"evaluations\": {\"a\": 0.5}}");
+  ts = task_score(task, TALLY_MODE_MAX_SUBTASK, &sub, 1);
+  cr_expect(ts.score == 0.0, "score %.17g", ts.score);
+  tally_task_free(task);
 }
 
 /* Two subtasks worth 1, one testcase each; two jobs, each best on one. */
@@ -372,8 +386,7 @@ Test(scoremode, max_subtask_public_reads_the_public_details) {
     cJSON *res = cJSON_Parse(results[i]);
     tally_submission_init(&subs[i]);
     subs[i].timestamp = i;
-    cr_assert_eq(tally_submission_read_result(
-                     &subs[i], res, TALLY_ROUND_SUBTASK, err, sizeof(err)),
+    cr_assert_eq(tally_submission_read_result(&subs[i], res, err, sizeof(err)),
                  0, "%s", err);
     cJSON_Delete(res);
   }
@@ -457,8 +470,7 @@ Test(scoremode, refuses_a_result_without_scores) {
   tally_submission_t s;
   tally_submission_init(&s);
   cJSON *res = cJSON_Parse("{\"submission\": 1, \"error\": \"bad\"}");
-  cr_expect_eq(tally_submission_read_result(&s, res, TALLY_ROUND_SUBTASK, err,
-                                            sizeof(err)),
+  cr_expect_eq(tally_submission_read_result(&s, res, err, sizeof(err)),
                TALLY_EINVAL);
   cr_expect_str_eq(err, "score: missing or not a number");
   cr_expect_not(s.scored);

@@ -261,10 +261,7 @@ Test(summary, reads_the_same_subtasks_as_tally_submission_read_result) {
     char err[128];
     tally_submission_init(&text);
     tally_submission_init(&direct);
-    cr_assert_eq(tally_submission_read_result(&text, res,
-                                              r.entry.task->score_rounding, err,
-                                              sizeof(err)),
-                 0);
+    cr_assert_eq(tally_submission_read_result(&text, res, err, sizeof(err)), 0);
     cr_assert_eq(tally_submission_set_result(&direct, r.entry.task, &r.e.res),
                  0);
     cr_expect(direct.scored);
