@@ -351,6 +351,7 @@ static void on_read(tally_redis_t *r, redisReply *reply, void *priv) {
     reply_error(d, r, "XREADGROUP", reply);
     return;
   }
+  tally_redis_healthy(r);
   if (reply->type == REDIS_REPLY_ARRAY && reply->elements > 0) {
     const redisReply *stream = reply->element[0];
     const redisReply *entries =
@@ -554,6 +555,7 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
     call_failed(d, r, c, JOB_POST, reply);
     return;
   }
+  tally_redis_healthy(r);
   bool stale = false;
   for (unsigned i = 0; i < c->n; i++) {
     tally__job_t *j = c->jobs[i];
@@ -1091,7 +1093,7 @@ static void init_step_done(tally_dispatch_t *d) {
   d->history_again = false;
   snprintf(d->history_cursor, sizeof(d->history_cursor), "0");
   tally_log(d->opt.log, TALLY_LOG_INFO, "redis.ready",
-            "%s: group %s on %s, consumer %s", d->opt.url, TALLY_GROUP,
+            "%s: group %s on %s, consumer %s", d->wr.addr.display, TALLY_GROUP,
             d->jobs_key, d->opt.consumer);
   if (d->opt.ready_cb != NULL)
     d->opt.ready_cb(d);
@@ -1133,8 +1135,10 @@ static void on_init(tally_redis_t *r, redisReply *reply, void *priv) {
     return;
   }
   if (reply->type == REDIS_REPLY_ERROR &&
-      !(step == INIT_GROUP && strncmp(reply->str, "BUSYGROUP", 9) == 0)) {
-    reply_error(d, r, step == INIT_GROUP ? "XGROUP CREATE" : "SCRIPT LOAD",
+      !(step == INIT_GROUP && strstr(reply->str, "BUSYGROUP") != NULL)) {
+    reply_error(d, r,
+                step == INIT_GROUP ? "creating the consumer group"
+                                   : "SCRIPT LOAD",
                 reply);
     return;
   }
@@ -1161,9 +1165,21 @@ static void init_command(tally_dispatch_t *d, intptr_t step, int argc,
 static void on_wr_up(tally_redis_t *r) {
   tally_dispatch_t *d = r->data;
   d->init_left = 1; /* held until every command is sent */
-  const char *group[] = {"XGROUP",    "CREATE", d->jobs_key,
-                         TALLY_GROUP, "0",      "MKSTREAM"};
-  init_command(d, INIT_GROUP, 6, group);
+  /* An existing group is left alone without a write, so that a server
+   * out of memory (which refuses XGROUP CREATE before it finds the group)
+   * still lets tallyd start. */
+  static const char ensure_group[] =
+      "if redis.call('EXISTS', KEYS[1]) == 1 then\n"
+      "  for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do\n"
+      "    for i = 1, #g, 2 do\n"
+      "      if g[i] == 'name' and g[i + 1] == ARGV[1] then return 0 end\n"
+      "    end\n"
+      "  end\n"
+      "end\n"
+      "redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')\n"
+      "return 1\n";
+  const char *group[] = {"EVAL", ensure_group, "1", d->jobs_key, TALLY_GROUP};
+  init_command(d, INIT_GROUP, 5, group);
   for (intptr_t s = 0; s < TALLY_SCRIPT_COUNT; s++) {
     const char *load[] = {"SCRIPT", "LOAD", tally_scripts[s]};
     init_command(d, s, 3, load);
@@ -1340,10 +1356,10 @@ static void check_drained(tally_dispatch_t *d) {
     return;
   if (d->njobs > 0)
     tally_log(d->opt.log, TALLY_LOG_WARN, "drain.left",
-              "%zu jobs could not be handed back (Redis is away): they stay "
-              "pending for this consumer's next start or another daemon's "
-              "claim",
-              d->njobs);
+              "%zu jobs could not be handed back (the write connection is "
+              "not usable: %s): they stay pending for this consumer's next "
+              "start or another daemon's claim",
+              d->njobs, d->wr.why[0] ? d->wr.why : "no reply in time");
   d->drain_phase = 3;
   void (*cb)(tally_dispatch_t *) = d->drained_cb;
   d->drained_cb = NULL;

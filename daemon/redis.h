@@ -12,20 +12,57 @@
 
 typedef struct tally_redis_s tally_redis_t;
 
-/* Where a Redis server listens: host and port, or a Unix socket path. */
+/* The environment variable that holds the password when the URL has
+ * none. tally_redis_credentials puts a password given otherwise there, so
+ * that child processes (tallyd's rescore) get it without seeing it in
+ * their arguments. */
+#define TALLY_REDIS_PASSWORD_ENV "TALLY_REDIS_PASSWORD"
+
+/* Where a Redis server listens (host and port, or a Unix socket path),
+ * and who to log in as. */
 typedef struct tally_redis_url_s {
   char *host; /* an IP address, or NULL */
-  int port;
+  int port;   /* 6379 when the URL gives none */
   char *path; /* a Unix socket, or NULL */
   int db;
+  char *user;     /* for AUTH USER PASSWORD, or NULL: the default user */
+  char *password; /* for AUTH, or NULL: no AUTH */
+  char *display;  /* the URL without its password: for every message */
 } tally_redis_url_t;
 
-/* Parses "redis://IP:PORT[/DB]" or "unix:///PATH[?db=N]" into u. Returns 0,
- * or TALLY_EINVAL with err naming the problem (a host name is one: hiredis
- * resolves names with a blocking call). On error u needs no free. */
+/* Parses "redis://[USER[:PASSWORD]@]IP[:PORT][/DB]" (IPv6 in brackets) or
+ * "unix://[USER[:PASSWORD]@]/PATH[?db=N&user=U&password=P]", user and
+ * password percent-decoded, into u. The password, when the URL has none,
+ * comes from TALLY_REDIS_PASSWORD_ENV. Returns 0, or TALLY_EINVAL with err
+ * naming the problem and the URL with its password masked (a host name is
+ * a problem: hiredis resolves names with a blocking call; so is rediss://,
+ * as this hiredis has no TLS). On error u needs no free. */
 int tally_redis_url_parse(tally_redis_url_t *u, const char *url, char *err,
                           size_t errlen);
 void tally_redis_url_free(tally_redis_url_t *u);
+
+/* Settles where the password comes from, once, at a program's start: the
+ * URL's own, or the first line of password_file (may be NULL), or else
+ * TALLY_REDIS_PASSWORD_ENV as it is. The password found is put in
+ * TALLY_REDIS_PASSWORD_ENV, and *clean receives the URL without it
+ * (malloc'ed; the caller frees it), to use from then on. Returns 0, or a
+ * negative code with err saying why (never the password). */
+int tally_redis_credentials(const char *url, const char *password_file,
+                            char **clean, char *err, size_t errlen);
+
+/* Reads a password: the first line of the regular file path (4096 bytes at
+ * most, its final newline dropped), into *out (malloc'ed). Returns 0, or a
+ * negative code with err naming the file and the cause. */
+int tally_redis_read_password(const char *path, char **out, char *err,
+                              size_t errlen);
+
+/* Connects with hiredis's blocking API, logs in (AUTH) when u has a
+ * password and selects u's database, every step bounded by timeout_ms.
+ * Returns the context, or NULL with err naming the server (u->display),
+ * the user and the cause. */
+redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
+                                       uint64_t timeout_ms, char *err,
+                                       size_t errlen);
 
 /* A command's callback. reply is NULL when the command failed: the
  * connection dropped, or the watchdog fired; r->why says which. A reply is
@@ -58,10 +95,10 @@ struct tally_redis_s {
 
   /* Read-only for users. */
   int state;
-  char why[256];      /* the last failure */
-  uint64_t attempts;  /* connection attempts so far */
-  uint64_t failures;  /* attempts or connections that failed */
-  uint64_t streak;    /* retries since the connection was last up */
+  char why[256];     /* the last failure */
+  uint64_t attempts; /* connection attempts so far */
+  uint64_t failures; /* attempts or connections that failed */
+  uint64_t streak;   /* retries since the connection was last up */
 
   /* Private. */
   uv_loop_t *loop;
@@ -93,6 +130,14 @@ void tally_redis_start(tally_redis_t *r);
 int tally_redis_command(tally_redis_t *r, uint64_t timeout_ms,
                         tally_redis_cb cb, void *privdata, int argc,
                         const char **argv, const size_t *argvlen);
+
+/* Says that r's user has set up what it needs on the connection and that
+ * it works (a command of its own succeeded): the backoff starts again from
+ * backoff_min_ms. Until then every failure, even after a connect and a
+ * login that worked, doubles it, so that a server that accepts
+ * connections but refuses the work (OOM, MISCONF, LOADING, NOAUTH) is not
+ * reconnected to in a tight loop. */
+void tally_redis_healthy(tally_redis_t *r);
 
 /* Drops the current connection (failing its commands with why) and
  * reconnects after the backoff. */

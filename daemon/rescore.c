@@ -156,42 +156,16 @@ int tally_rescore_key(char *out, size_t outlen, const char *prefix,
 
 redisContext *tally_rescore_connect(const char *url, uint64_t timeout_ms,
                                     char *err, size_t errlen) {
-  char why[512];
+  char why[1024];
   tally_redis_url_t u;
   if (tally_redis_url_parse(&u, url, why, sizeof(why)) != 0) {
     fail(err, errlen, 0, "bad Redis URL %s", why);
     return NULL;
   }
-  struct timeval tv = {(time_t)(timeout_ms / 1000),
-                       (suseconds_t)(timeout_ms % 1000) * 1000};
-  redisContext *c = u.path ? redisConnectUnixWithTimeout(u.path, tv)
-                           : redisConnectWithTimeout(u.host, u.port, tv);
-  int db = u.db;
+  redisContext *c = tally_redis_connect_sync(&u, timeout_ms, why, sizeof(why));
   tally_redis_url_free(&u);
-  if (c == NULL) {
-    fail(err, errlen, 0, "Redis at %s: out of memory", url);
-    return NULL;
-  }
-  if (c->err || redisSetTimeout(c, tv) != REDIS_OK) {
-    fail(err, errlen, 0, "cannot connect to Redis at %s: %s", url, c->errstr);
-    redisFree(c);
-    return NULL;
-  }
-  if (db != 0) {
-    redisReply *r = redisCommand(c, "SELECT %d", db);
-    bool ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-    if (!ok)
-      fail(err, errlen, 0, "Redis at %s: SELECT %d: %s", url, db,
-           r == NULL                      ? c->errstr
-           : r->type == REDIS_REPLY_ERROR ? r->str
-                                          : "unexpected reply");
-    if (r != NULL)
-      freeReplyObject(r);
-    if (!ok) {
-      redisFree(c);
-      return NULL;
-    }
-  }
+  if (c == NULL)
+    fail(err, errlen, 0, "%s", why);
   return c;
 }
 

@@ -88,6 +88,8 @@ static const setting_t settings[] = {
     {"tasks", "--tasks", set_path, AT(tasks), 1, PATH_BYTES, NULL},
     {"plugins", "--plugins", set_path, AT(plugins), 1, PATH_BYTES, NULL},
     {"redis", "--redis", set_url, AT(redis), 1, PATH_BYTES, NULL},
+    {"redis_password_file", "--redis-password-file", set_path,
+     AT(redis_password_file), 1, PATH_BYTES, NULL},
     {"workers", "--workers", set_uint, AT(workers), 1, WORKERS_MAX, NULL},
     {"prefix", "--prefix", set_name, AT(prefix), 1, 64, NULL},
     {"consumer", "--consumer", set_string, AT(consumer), 1, 200, NULL},
@@ -126,8 +128,12 @@ const char tally_settings_usage[] =
     "\n"
     "  --tasks DIR           task configs to load (required)\n"
     "  --plugins DIR         score-type plugins to load (default: none)\n"
-    "  --redis URL           redis://IP:PORT[/DB] or unix:///PATH[?db=N]\n"
+    "  --redis URL           redis://[USER[:PASSWORD]@]IP[:PORT][/DB] or\n"
+    "                        unix://[USER[:PASSWORD]@]/PATH[?db=N]\n"
     "                        (default: start redis-server in --data-dir)\n"
+    "  --redis-password-file FILE  the Redis password, on the file's first\n"
+    "                        line (default: the URL's, else\n"
+    "                        TALLY_REDIS_PASSWORD)\n"
     "  --workers N           worker processes, 1-256 (default: one per CPU)\n"
     "  --prefix P            prefix of every Redis key (default: tally)\n"
     "  --consumer NAME       this tallyd's consumer name (default: HOST:PID)\n"
@@ -229,6 +235,7 @@ void tally_settings_close(tally_settings_t *s) {
   free(s->tasks);
   free(s->plugins);
   free(s->redis);
+  free(s->redis_password_file);
   free(s->prefix);
   free(s->consumer);
   free(s->data_dir);

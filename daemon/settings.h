@@ -10,9 +10,10 @@
 #include "log.h"
 
 typedef struct tally_settings_s {
-  char *tasks;             /* --tasks DIR: required */
-  char *plugins;           /* --plugins DIR, or NULL */
-  char *redis;             /* --redis URL; NULL: start an embedded server */
+  char *tasks;               /* --tasks DIR: required */
+  char *plugins;             /* --plugins DIR, or NULL */
+  char *redis;               /* --redis URL; NULL: start an embedded server */
+  char *redis_password_file; /* --redis-password-file FILE, or NULL */
   unsigned workers;        /* --workers N: default the number of CPUs, 1..256 */
   char *prefix;            /* --prefix P: default "tally" */
   char *consumer;          /* --consumer NAME: default "HOST:PID" */

@@ -37,10 +37,13 @@ static const char usage[] =
     "       tally ranking [REDIS] --contest C [--public] [--json]\n"
     "       tally reload (--pid N | --pidfile FILE) [REDIS] [--wait "
     "SECONDS]\n"
-    "REDIS: --redis URL (redis://IP:PORT[/DB] or unix:///PATH[?db=N]; "
-    "default:\n"
-    "       the server tallyd starts in --data-dir DIR, default tally-data),\n"
-    "       --prefix P (key prefix, default tally)\n"
+    "REDIS: --redis URL (redis://[USER[:PASSWORD]@]IP[:PORT][/DB] or\n"
+    "       unix://[USER[:PASSWORD]@]/PATH[?db=N]; default: the server "
+    "tallyd\n"
+    "       starts in --data-dir DIR, default tally-data), --prefix P (key\n"
+    "       prefix, default tally), --redis-password-file FILE (the password "
+    "on\n"
+    "       its first line; else TALLY_REDIS_PASSWORD, if set)\n"
     "MODE: max, max_subtask or max_tokened_last: print one participant's "
     "task\n"
     "       score over the jobs instead of each job's result\n"
@@ -517,10 +520,11 @@ static int cmd_check(int argc, char **argv) {
 
 /* Where tallyd's streams live, and a connection to them. */
 typedef struct remote_s {
-  const char *redis;    /* --redis URL, or NULL */
-  const char *data_dir; /* --data-dir DIR */
-  const char *prefix;   /* --prefix P */
-  char *url;            /* the URL in use; the rest is derived on open */
+  const char *redis;         /* --redis URL, or NULL */
+  const char *data_dir;      /* --data-dir DIR */
+  const char *prefix;        /* --prefix P */
+  const char *password_file; /* --redis-password-file FILE, or NULL */
+  char *url;                 /* the URL in use; the rest is derived on open */
   char *jobs, *results, *dead;
   redisContext *c;
 } remote_t;
@@ -535,8 +539,10 @@ static void remote_init(remote_t *r) {
  * shares. Returns 1 if it was (and moves *i onto its value), 0 if not, and
  * -1 if its value is missing. */
 static int remote_flag(remote_t *r, int argc, char **argv, int *i) {
-  static const char *const names[] = {"--redis", "--data-dir", "--prefix"};
-  const char **slots[] = {&r->redis, &r->data_dir, &r->prefix};
+  static const char *const names[] = {"--redis", "--data-dir", "--prefix",
+                                      "--redis-password-file"};
+  const char **slots[] = {&r->redis, &r->data_dir, &r->prefix,
+                          &r->password_file};
   for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
     if (strcmp(argv[*i], names[k]) != 0)
       continue;
@@ -618,12 +624,21 @@ static redisReply *expect(remote_t *r, redisReply *reply, int type,
   return NULL;
 }
 
-/* Works out the URL into r->url. Returns 0, or EXIT_CONFIG with the cause
- * printed. */
+/* Works out the URL into r->url, without its password, which goes to
+ * the environment (tally_redis_credentials). Returns 0, or EXIT_CONFIG
+ * with the cause printed. */
 static int remote_url(remote_t *r) {
-  r->url = r->redis ? strdup(r->redis) : embedded_url(r->data_dir);
-  if (r->url == NULL) {
+  char *url = r->redis ? strdup(r->redis) : embedded_url(r->data_dir);
+  if (url == NULL) {
     fprintf(stderr, "tally: %s\n", strerror(errno));
+    return EXIT_CONFIG;
+  }
+  char err[1024];
+  int rc =
+      tally_redis_credentials(url, r->password_file, &r->url, err, sizeof(err));
+  free(url);
+  if (rc != 0) {
+    fprintf(stderr, "tally: %s\n", err);
     return EXIT_CONFIG;
   }
   return 0;
@@ -648,34 +663,15 @@ static int remote_open(remote_t *r) {
     fprintf(stderr, "tally: bad Redis URL %s\n", err);
     return EXIT_CONFIG;
   }
-  struct timeval tv = {TIMEOUT_MS / 1000, (TIMEOUT_MS % 1000) * 1000};
-  r->c = u.path ? redisConnectUnixWithTimeout(u.path, tv)
-                : redisConnectWithTimeout(u.host, u.port, tv);
-  int db = u.db;
+  r->c = tally_redis_connect_sync(&u, TIMEOUT_MS, err, sizeof(err));
   tally_redis_url_free(&u);
   if (r->c == NULL) {
-    fprintf(stderr, "tally: out of memory\n");
-    return EXIT_CONFIG;
-  }
-  if (r->c->err) {
-    fprintf(stderr, "tally: cannot connect to Redis at %s: %s%s\n", r->url,
-            r->c->errstr,
+    fprintf(stderr, "tally: %s%s\n", err,
             r->redis ? ""
                      : " (this is the server tallyd starts in its data "
                        "folder: is tallyd running there? else give "
                        "--data-dir or --redis)");
     return EXIT_CONFIG;
-  }
-  if (redisSetTimeout(r->c, tv) != REDIS_OK) {
-    remote_io_error(r);
-    return EXIT_CONFIG;
-  }
-  if (db != 0) {
-    redisReply *reply =
-        expect(r, remote_cmd(r, "SELECT %d", db), REDIS_REPLY_STATUS, "SELECT");
-    if (reply == NULL)
-      return EXIT_CONFIG;
-    freeReplyObject(reply);
   }
   return 0;
 }

@@ -499,6 +499,23 @@ static int start(tallyd_t *t) {
   if (load_configs(t, &t->snap) != 0)
     return EXIT_CONFIG;
   const char *url = t->set.redis;
+  if (url != NULL) {
+    /* The password goes to the environment (the rescore child inherits
+     * it), the URL without it everywhere else. */
+    char *clean = NULL;
+    if (tally_redis_credentials(url, t->set.redis_password_file, &clean, err,
+                                sizeof(err)) != 0) {
+      tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
+      return EXIT_CONFIG;
+    }
+    free(t->set.redis);
+    url = t->set.redis = clean;
+  } else if (t->set.redis_password_file != NULL) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "config",
+              "--redis-password-file goes with --redis: the server tallyd "
+              "starts itself has no password");
+    return EXIT_CONFIG;
+  }
   if (url == NULL) {
     t->embedded = true;
     if (tally_embedded_init(t->loop, &t->emb, t->set.data_dir,

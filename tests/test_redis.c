@@ -4,8 +4,11 @@
 #include "redis_fixture.h"
 
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct probe_s {
   int ups;
@@ -40,8 +43,7 @@ static void on_reply(tally_redis_t *r, redisReply *reply, void *privdata) {
     return;
   }
   probe.replies++;
-  snprintf(probe.last, sizeof(probe.last), "%s",
-           reply->str ? reply->str : "");
+  snprintf(probe.last, sizeof(probe.last), "%s", reply->str ? reply->str : "");
 }
 
 /* Runs the loop until *flag reaches want or ms pass. */
@@ -120,9 +122,8 @@ Test(redis, refuses_host_names_and_bad_urls) {
   uv_loop_t l;
   tally_redis_t r;
   uv_loop_init(&l);
-  cr_expect_neq(tally_redis_init(&l, &r, "redis://localhost:6379", err,
-                                 sizeof(err)),
-                0);
+  cr_expect_neq(
+      tally_redis_init(&l, &r, "redis://localhost:6379", err, sizeof(err)), 0);
   cr_expect(strstr(err, "host names") != NULL, "%s", err);
   cr_expect_neq(tally_redis_init(&l, &r, "http://x", err, sizeof(err)), 0);
   cr_expect_neq(tally_redis_init(&l, &r, "unix://relative", err, sizeof(err)),
@@ -210,4 +211,133 @@ Test(redis, fails_commands_in_flight_when_closed) {
   cr_expect_eq(probe.failed, 1);
   cr_expect_eq(uv_loop_close(&loop), 0);
   tr_redis_signal(&server, SIGCONT);
+}
+
+/* Issue 10, defect 7 and the loose parsing: every part of a URL is read
+ * strictly, user and password percent-decoded, and no error repeats a
+ * password. */
+typedef struct url_case_s {
+  char url[128];
+  char host[32], path[32], user[32], password[32];
+  int port, db;
+  char error[96]; /* a substring of the error; "" when the URL is valid */
+} url_case_t;
+
+ParameterizedTestParameters(redis, parses_urls_strictly) {
+  static url_case_t cases[] = {
+      {"redis://127.0.0.1:6380/2", "127.0.0.1", "", "", "", 6380, 2, ""},
+      {"redis://127.0.0.1", "127.0.0.1", "", "", "", 6379, 0, ""},
+      {"redis://127.0.0.1/", "127.0.0.1", "", "", "", 6379, 0, ""},
+      {"redis://[::1]:7000/1", "::1", "", "", "", 7000, 1, ""},
+      {"redis://tally:s3cr%40t@127.0.0.1:6379", "127.0.0.1", "", "tally",
+       "s3cr@t", 6379, 0, ""},
+      {"redis://:only%3Apw@127.0.0.1:6379", "127.0.0.1", "", "", "only:pw",
+       6379, 0, ""},
+      {"redis://u@127.0.0.1", "127.0.0.1", "", "u", "", 6379, 0, ""},
+      {"unix:///run/r.sock?db=3&password=p%20w", "", "/run/r.sock", "", "p w",
+       0, 3, ""},
+      {"unix://tally:pw@/run/r.sock", "", "/run/r.sock", "tally", "pw", 0, 0,
+       ""},
+      {"redis://127.0.0.1:6379/1junk", "", "", "", "", 0, 0,
+       "the database must be a number"},
+      {"redis://127.0.0.1:6379/-1", "", "", "", "", 0, 0,
+       "the database must be a number"},
+      {"unix:///r.sock?db=1&pasword=x", "", "", "", "", 0, 0,
+       "unknown query parameter"},
+      {"unix:///r.sock?db=1&db=2", "", "", "", "", 0, 0, "db is given twice"},
+      {"unix:///r.sock?db=x", "", "", "", "", 0, 0,
+       "the database must be a number"},
+      {"redis://127.0.0.1:6379?password=x", "", "", "", "", 0, 0,
+       "takes no query"},
+      {"redis://127.0.0.1:0", "", "", "", "", 0, 0, "the port must be"},
+      {"redis://127.0.0.1:65536", "", "", "", "", 0, 0, "the port must be"},
+      {"redis://127.0.0.1:80x", "", "", "", "", 0, 0, "the port must be"},
+      {"redis://u:bad%zz@127.0.0.1", "", "", "", "", 0, 0,
+       "bad percent escape"},
+      {"rediss://u:hunter2@127.0.0.1:6380", "", "", "", "", 0, 0,
+       "no TLS. Put stunnel in front"},
+      {"redis://u:hunter2@localhost:6379", "", "", "", "", 0, 0,
+       "host names are not resolved"},
+      {"redis:///1", "", "", "", "", 0, 0, "names its server"},
+  };
+  return cr_make_param_array(url_case_t, cases,
+                             sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(url_case_t *c, redis, parses_urls_strictly) {
+  unsetenv(TALLY_REDIS_PASSWORD_ENV);
+  tally_redis_url_t u;
+  char err[512] = "";
+  int rc = tally_redis_url_parse(&u, c->url, err, sizeof(err));
+  if (c->error[0] != '\0') {
+    cr_assert_neq(rc, 0, "%s parsed", c->url);
+    cr_expect(strstr(err, c->error) != NULL, "%s: %s", c->url, err);
+    cr_expect(strstr(err, "hunter2") == NULL, "the password shows: %s", err);
+    return;
+  }
+  cr_assert_eq(rc, 0, "%s: %s", c->url, err);
+  cr_expect_str_eq(u.host ? u.host : "", c->host);
+  cr_expect_str_eq(u.path ? u.path : "", c->path);
+  cr_expect_str_eq(u.user ? u.user : "", c->user);
+  cr_expect_str_eq(u.password ? u.password : "", c->password);
+  if (c->host[0] != '\0')
+    cr_expect_eq(u.port, c->port);
+  cr_expect_eq(u.db, c->db);
+  if (c->password[0] != '\0')
+    cr_expect(strstr(u.display, c->password) == NULL, "%s", u.display);
+  tally_redis_url_free(&u);
+}
+
+Test(redis, moves_the_password_out_of_the_url_into_the_environment) {
+  unsetenv(TALLY_REDIS_PASSWORD_ENV);
+  char *clean = NULL, err[512];
+  cr_assert_eq(tally_redis_credentials("redis://tally:pw%21@127.0.0.1:7/2",
+                                       NULL, &clean, err, sizeof(err)),
+               0, "%s", err);
+  cr_expect_str_eq(clean, "redis://tally@127.0.0.1:7/2");
+  cr_expect_str_eq(getenv(TALLY_REDIS_PASSWORD_ENV), "pw!");
+  free(clean);
+  cr_assert_eq(tally_redis_credentials("unix:///s.sock?password=x&db=2", NULL,
+                                       &clean, err, sizeof(err)),
+               0, "%s", err);
+  cr_expect_str_eq(clean, "unix:///s.sock?db=2");
+  cr_expect_str_eq(getenv(TALLY_REDIS_PASSWORD_ENV), "x");
+  free(clean);
+  cr_assert_eq(tally_redis_credentials("unix:///s.sock?db=2&password=y", NULL,
+                                       &clean, err, sizeof(err)),
+               0, "%s", err);
+  cr_expect_str_eq(clean, "unix:///s.sock?db=2");
+  free(clean);
+  cr_assert_eq(tally_redis_credentials("redis://:pw@127.0.0.1", NULL, &clean,
+                                       err, sizeof(err)),
+               0, "%s", err);
+  cr_expect_str_eq(clean, "redis://127.0.0.1");
+  free(clean);
+
+  /* From a file: its first line. Given twice: an error. */
+  char path[] = "/tmp/tally-pw-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, "from file\n", 10), 10);
+  close(fd);
+  cr_assert_eq(tally_redis_credentials("redis://127.0.0.1", path, &clean, err,
+                                       sizeof(err)),
+               0, "%s", err);
+  cr_expect_str_eq(getenv(TALLY_REDIS_PASSWORD_ENV), "from file");
+  free(clean);
+  cr_expect_neq(tally_redis_credentials("redis://:pw@127.0.0.1", path, &clean,
+                                        err, sizeof(err)),
+                0);
+  cr_expect(strstr(err, "given twice") != NULL, "%s", err);
+  cr_expect(strstr(err, ":pw@") == NULL, "%s", err);
+  unlink(path);
+  cr_expect_neq(tally_redis_credentials("redis://127.0.0.1", "/nonexistent",
+                                        &clean, err, sizeof(err)),
+                0);
+  cr_expect(strstr(err, "/nonexistent") != NULL, "%s", err);
+  cr_expect_neq(tally_redis_credentials("redis://127.0.0.1", "/dev/zero",
+                                        &clean, err, sizeof(err)),
+                0);
+  cr_expect(strstr(err, "not a regular file") != NULL, "%s", err);
+  unsetenv(TALLY_REDIS_PASSWORD_ENV);
 }

@@ -514,8 +514,9 @@ Test(settings, names_bad_flag_strings_and_enums) {
                 "--log-format: must be \"text\" or \"json\"\n"
                 "--log-level: must be \"debug\", \"info\", \"warn\" or "
                 "\"error\"\n"
-                "--redis: localhost: expected redis://IP:PORT[/DB] or "
-                "unix:///PATH\n"
+                "--redis: localhost: expected "
+                "redis://[USER[:PASSWORD]@]IP[:PORT][/DB] or "
+                "unix://[USER[:PASSWORD]@]/PATH[?db=N]\n"
                 "--prefix: must not contain spaces or control characters",
                 "--tasks", "t", "--prefix=", "--consumer=", "--log-format",
                 "JSON", "--log-level=verbose", "--redis", "localhost",

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,4 +215,94 @@ Test(tallyd_hostile, bad_ids_are_dead_letters_and_touch_no_contest_state) {
   require(td_xlen(c, "tally:public") == 1, "%lld contestant events, not 1",
           td_xlen(c, "tally:public"));
   stop_daemon();
+}
+
+/* Restarts the test's server on a loopback port too; returns the port. */
+static int restart_on_tcp(void) {
+  redisFree(c);
+  tr_redis_stop(&server);
+  int port = tr_free_port();
+  cr_assert_eq(tr_redis_start(&server, port, false), 0);
+  c = td_connect(&server);
+  return port;
+}
+
+static void run_ok(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  redisReply *r = redisvCommand(c, fmt, ap);
+  va_end(ap);
+  cr_assert(r != NULL && r->type != REDIS_REPLY_ERROR, "%s: %s", fmt,
+            r ? r->str : c->errstr);
+  freeReplyObject(r);
+}
+
+/* Issue 10, defect 7: a server with requirepass, and an ACL user limited
+ * to tally's keys and channels (the line docs/operations.md gives). */
+Test(tallyd_hostile, logs_in_with_a_password_and_as_a_limited_acl_user) {
+  int port = restart_on_tcp();
+  run_ok("ACL SETUSER tally on >t4lly-pw resetkeys ~tally:* resetchannels "
+         "&tally:* +@all -@admin -@dangerous");
+  run_ok("CONFIG SET requirepass s3cret-pw");
+  char url[128];
+  snprintf(url, sizeof(url), "redis://tally:t4lly-pw@127.0.0.1:%d", port);
+  const char *const args[] = {"--redis", url, NULL};
+  tr_redis_t noserver = server;
+  noserver.url[0] = '\0'; /* the URL is in args */
+  cr_assert_eq(td_start(&daemon_, &noserver, "d1", args, NULL), 0);
+  char ids[50][64];
+  td_push_many(c, 50, ids);
+  long long got = td_wait_outcomes(c, 50, OUTCOMES_MS);
+  require(got == 50, "%lld outcomes of 50 as an ACL user", got);
+  require(td_xlen(c, "tally:dead") == 0, "dead letters");
+  require(td_check_exactly_once(c, ids, 50) == 0, "not exactly once");
+  require(!td_log_has(&daemon_, "t4lly-pw"), "the password is in the log");
+  /* The rescore child logs in too, with the password from tallyd's
+   * environment, not its arguments. */
+  require(log_shows("rescore.done", 20000), "the start-up rescore failed");
+  require(!td_log_has(&daemon_, "rescore.failed"), "a rescore failed");
+  stop_daemon();
+
+  /* The default user with requirepass, the password from a file. */
+  char pwfile[400];
+  snprintf(pwfile, sizeof(pwfile), "%s/pw", server.dir);
+  td_write_file(server.dir, "pw", "s3cret-pw\n");
+  snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
+  const char *const args2[] = {"--redis", url, "--redis-password-file", pwfile,
+                               NULL};
+  cr_assert_eq(td_start(&daemon_, &noserver, "d1", args2, NULL), 0);
+  td_push_many(c, 10, NULL);
+  got = td_wait_outcomes(c, 60, OUTCOMES_MS);
+  require(got == 60, "%lld outcomes of 60 with a password file", got);
+  stop_daemon();
+}
+
+/* A wrong password: the cause names the server and the user, never the
+ * password, and tallyd backs off rather than reconnecting 12 times a
+ * second. */
+Test(tallyd_hostile, says_who_failed_to_log_in_and_backs_off) {
+  int port = restart_on_tcp();
+  run_ok("CONFIG SET requirepass right-one");
+  char url[128];
+  snprintf(url, sizeof(url), "redis://tally:wr0ng-pw@127.0.0.1:%d", port);
+  const char *const args[] = {"--redis", url, NULL};
+  tr_redis_t noserver = server;
+  noserver.url[0] = '\0';
+  cr_assert_eq(td_start(&daemon_, &noserver, "d1", args, NULL), 0);
+  char want[160];
+  snprintf(want, sizeof(want),
+           "AUTH as user tally on redis://tally@127.0.0.1:%d", port);
+  require(log_shows(want, 5000), "no AUTH failure naming server and user");
+  run_ok("CONFIG RESETSTAT");
+  td_sleep_ms(3000);
+  redisReply *r = redisCommand(c, "INFO stats");
+  const char *p =
+      r && r->str ? strstr(r->str, "total_connections_received:") : NULL;
+  long long conns = p ? atoll(p + 27) : -1;
+  freeReplyObject(r);
+  require(conns >= 0 && conns <= 14,
+          "%lld connections in 3 s with a wrong password", conns);
+  require(!td_log_has(&daemon_, "wr0ng-pw"), "the password is in the log");
+  stop_daemon();
+  require(!td_log_has(&daemon_, "wr0ng-pw"), "the password is in the log");
 }
