@@ -83,6 +83,10 @@ struct run_s {
   size_t nsend;
   version_t *versions; /* stored task versions, for stale */
   size_t nversions;
+  version_t *pending; /* <p>:rescore:pending: rescores not yet finished */
+  size_t npending;
+  bool *finishing; /* per taskset entry: its pending mark is cleared once
+                      this run succeeds */
   char sha[48];
   char lock_key[512], progress_key[512], lock_value[256];
   bool locked;
@@ -900,22 +904,23 @@ static int select_indexes(run_t *run, ids_t *ids, char *err, size_t errlen) {
   return rc == TALLY_ENOMEM ? fail(err, errlen, rc, "out of memory") : rc;
 }
 
-/* Reads <p>:taskversions into run->versions. */
-static int read_versions(run_t *run, char *err, size_t errlen) {
+/* Reads the hash <p>:suffix of task -> version into *out. */
+static int read_version_hash(run_t *run, const char *suffix, version_t **out,
+                             size_t *n, char *err, size_t errlen) {
   redisReply *r = command(run, run->ctl, REDIS_REPLY_ARRAY, err, errlen,
-                          "HGETALL %s:taskversions", run->o->prefix);
+                          "HGETALL %s:%s", run->o->prefix, suffix);
   if (r == NULL)
     return TALLY_EIO;
-  run->versions = calloc(r->elements / 2 + 1, sizeof(*run->versions));
-  int rc = run->versions == NULL ? TALLY_ENOMEM : 0;
+  *out = calloc(r->elements / 2 + 1, sizeof(**out));
+  int rc = *out == NULL ? TALLY_ENOMEM : 0;
   for (size_t k = 0; rc == 0 && k + 1 < r->elements; k += 2) {
-    version_t *v = &run->versions[run->nversions];
+    version_t *v = &(*out)[*n];
     if (reply_str(r->element[k]) == NULL ||
         reply_str(r->element[k + 1]) == NULL)
       continue;
     v->task = strdup(r->element[k]->str);
     v->version = strdup(r->element[k + 1]->str);
-    run->nversions++;
+    (*n)++;
     if (v->task == NULL || v->version == NULL)
       rc = TALLY_ENOMEM;
   }
@@ -923,8 +928,60 @@ static int read_versions(run_t *run, char *err, size_t errlen) {
   return rc == 0 ? 0 : fail(err, errlen, rc, "out of memory");
 }
 
-/* --changed: writes the new version of every task whose stored one
- * differs (unless a dry run), and selects the submissions of those tasks. */
+/* Reads <p>:taskversions into run->versions, and <p>:rescore:pending into
+ * run->pending. */
+static int read_versions(run_t *run, char *err, size_t errlen) {
+  int rc = read_version_hash(run, "taskversions", &run->versions,
+                             &run->nversions, err, errlen);
+  if (rc == 0)
+    rc = read_version_hash(run, "rescore:pending", &run->pending,
+                           &run->npending, err, errlen);
+  if (rc == 0 &&
+      (run->finishing = calloc(run->o->tasks->count + 1, sizeof(bool))) == NULL)
+    rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+  return rc;
+}
+
+/* The version a rescore of task was started for and has not finished, or
+ * NULL. */
+static const char *pending_version(const run_t *run, const char *task) {
+  for (size_t k = 0; k < run->npending; k++)
+    if (strcmp(run->pending[k].task, task) == 0)
+      return run->pending[k].version;
+  return NULL;
+}
+
+/* Records version as task's current one and, in the same step, that a
+ * rescore of its submissions to it has begun: <p>:rescore:pending keeps
+ * that until the rescore finishes, so that a rescore killed half way is
+ * taken up again by the next one. */
+static const char begin_script[] =
+    "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])\n"
+    "redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])\n"
+    "return 0\n";
+
+/* Clears task's pending mark if it is still for version. */
+static const char finish_script[] =
+    "if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then\n"
+    "  redis.call('HDEL', KEYS[1], ARGV[1])\n"
+    "end\n"
+    "return 0\n";
+
+/* Selects the submissions of task entry k of the taskset. */
+static int select_task(run_t *run, size_t k, ids_t *ids, char *err,
+                       size_t errlen) {
+  const char *name = run->o->tasks->entries[k].task->name;
+  char key[512];
+  if (tally_rescore_key(key, sizeof(key), run->o->prefix,
+                        ":index:task:", name) != 0)
+    return fail(err, errlen, TALLY_EINVAL, "too long a task name: %s", name);
+  run->finishing[k] = true;
+  return scan_set(run, key, ids, err, errlen);
+}
+
+/* --changed: records the new version of every task whose stored one
+ * differs, or whose rescore to this version was begun and not finished
+ * (unless a dry run), and selects the submissions of those tasks. */
 static int select_changed(run_t *run, ids_t *ids, char *err, size_t errlen) {
   const tally_taskset_t *ts = run->o->tasks;
   int rc = read_versions(run, err, errlen);
@@ -932,30 +989,54 @@ static int select_changed(run_t *run, ids_t *ids, char *err, size_t errlen) {
     const char *name = ts->entries[k].task->name;
     const char *version = ts->entries[k].version;
     const char *stored = stored_version(run, name);
-    if (stored != NULL && strcmp(stored, version) == 0)
+    const char *pending = pending_version(run, name);
+    if (stored != NULL && strcmp(stored, version) == 0 && pending == NULL)
       continue;
     if (!run->o->dry_run) {
       redisReply *r =
           command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
-                  "HSET %s:taskversions %s %s", run->o->prefix, name, version);
+                  "EVAL %s 2 %s:taskversions %s:rescore:pending %s %s",
+                  begin_script, run->o->prefix, run->o->prefix, name, version);
       if (r == NULL)
         return TALLY_EIO;
       freeReplyObject(r);
     }
-    char key[512];
-    if (tally_rescore_key(key, sizeof(key), run->o->prefix,
-                          ":index:task:", name) != 0)
-      return fail(err, errlen, TALLY_EINVAL, "too long a task name: %s", name);
-    rc = scan_set(run, key, ids, err, errlen);
+    rc = select_task(run, k, ids, err, errlen);
   }
   return rc;
 }
 
+/* --stale: the stale set, and the submissions of every task whose rescore
+ * to its current version (the one loaded here) was begun and not
+ * finished. */
 static int select_stale(run_t *run, ids_t *ids, char *err, size_t errlen) {
+  const tally_taskset_t *ts = run->o->tasks;
   int rc = read_versions(run, err, errlen);
+  for (size_t k = 0; rc == 0 && k < ts->count; k++) {
+    const char *pending = pending_version(run, ts->entries[k].task->name);
+    if (pending != NULL && strcmp(pending, ts->entries[k].version) == 0)
+      rc = select_task(run, k, ids, err, errlen);
+  }
   char key[512];
   snprintf(key, sizeof(key), "%s:stale", run->o->prefix);
   return rc != 0 ? rc : scan_set(run, key, ids, err, errlen);
+}
+
+/* Clears the pending marks of the tasks this run rescored whole. */
+static int finish_pending(run_t *run, char *err, size_t errlen) {
+  const tally_taskset_t *ts = run->o->tasks;
+  for (size_t k = 0; run->finishing != NULL && k < ts->count; k++) {
+    if (!run->finishing[k])
+      continue;
+    redisReply *r = command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
+                            "EVAL %s 1 %s:rescore:pending %s %s", finish_script,
+                            run->o->prefix, ts->entries[k].task->name,
+                            ts->entries[k].version);
+    if (r == NULL)
+      return TALLY_EIO;
+    freeReplyObject(r);
+  }
+  return 0;
 }
 
 static int cmp_id(const void *a, const void *b) {
@@ -1168,6 +1249,8 @@ int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
     run->t0 = now_s();
     run->started = epoch_ms();
     rc = rescore(run, err, errlen);
+    if (rc == 0 && !o->dry_run)
+      rc = finish_pending(run, err, errlen);
     run->state = rc == 0 ? "done" : "failed";
     if (!o->dry_run && run->ctl->err == 0) {
       char why[256];
@@ -1197,6 +1280,12 @@ int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
     free(run->versions[k].version);
   }
   free(run->versions);
+  for (size_t k = 0; k < run->npending; k++) {
+    free(run->pending[k].task);
+    free(run->pending[k].version);
+  }
+  free(run->pending);
+  free(run->finishing);
   free(run);
   return rc;
 }

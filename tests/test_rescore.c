@@ -636,3 +636,65 @@ Test(rescore, help_lists_rescore_ranking_and_reload) {
   cr_assert(strstr(r.out, "SELECTION:") != NULL, "%s", r.out);
   tc_run_free(&r);
 }
+
+/* Issue 10, defect 2: a rescore killed at any point leaves a mark that the
+ * next trigger (--changed or --stale) takes up, so that no submission is
+ * left scored with an older config. */
+static void kill_rescores_then_finish(const char *finisher) {
+  char S[32], u[32];
+  for (int i = 0; i < 3000; i++) {
+    snprintf(S, sizeof(S), "k%d", i);
+    snprintf(u, sizeof(u), "u%d", i % 300);
+    store(S, u, "c1", "alpha", i,
+          i % 3 ? "{\"a1\": 1, \"b1\": 1}" : "{\"a1\": 0, \"b1\": 1}");
+  }
+  rescore_ok("--task", "alpha", NULL, NULL);
+  unsigned seed = 12345;
+  for (int round = 0; round < 6; round++) {
+    char first[8];
+    snprintf(first, sizeof(first), "%d", 41 + round);
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{\"name\": \"alpha\", \"score_type\": \"GroupMin\",\n"
+             " \"score_type_parameters\": [[%s, \"^a\"], [60, \"^b\"]],\n"
+             " \"testcases\": {\"a1\": true, \"b1\": false}, "
+             "\"score_precision\": 2}\n",
+             first);
+    tc_write_file("tasks/alpha.json", json);
+    const char *args[] = {"rescore", "--tasks", tc_at("tasks"),
+                          "--redis", srv.url,   "--changed",
+                          NULL};
+    pid_t pid = tc_start(args, NULL, dir);
+    seed = seed * 1103515245u + 12345u;
+    struct timespec ts = {0, (long)(5 + (seed >> 16) % 200) * 1000000L};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    /* The lock of a killed rescore expires; here at once. */
+    freeReplyObject(cmd("DEL tally:rescore:lock"));
+  }
+  rescore_ok(finisher, NULL, NULL, NULL);
+  tc_run_t r = rescore("--task", "alpha", "--dry-run", NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, ": 0 would change") != NULL, "%s", r.out);
+  tc_run_free(&r);
+  char *current = cmd_str("HGET tally:taskversions alpha");
+  cr_assert_not_null(current);
+  for (int i = 0; i < 3000; i++) {
+    char *v = cmd_str("HGET tally:submission:k%d version", i);
+    cr_assert(v != NULL && strcmp(v, current) == 0,
+              "k%d is at version %s, not %s", i, v ? v : "none", current);
+    free(v);
+  }
+  free(current);
+  cr_assert_eq(cmd_int("EXISTS tally:rescore:pending"), 0,
+               "the mark outlived the rescore that finished");
+}
+
+Test(rescore, a_killed_rescore_is_finished_by_the_next_changed) {
+  kill_rescores_then_finish("--changed");
+}
+
+Test(rescore, a_killed_rescore_is_finished_by_the_next_stale) {
+  kill_rescores_then_finish("--stale");
+}
