@@ -46,6 +46,12 @@ typedef struct tallyd_s {
   char *snap; /* what the workers load now */
   bool stopping;
   int exit_code;
+  /* A reload runs in libuv's thread pool (its file I/O must not stall the
+   * loop): one at a time, and a SIGHUP meanwhile runs one more after. */
+  uv_work_t reload;
+  bool reloading, reload_again;
+  char *reload_path; /* the new snapshot, or NULL */
+  int reload_rc;
 } tallyd_t;
 
 /* The task configs the workers load are a private copy, a snapshot, made
@@ -89,11 +95,12 @@ static void remove_dir(const char *dir) {
   rmdir(dir);
 }
 
-static int copy_file(const char *from, const char *to, char *err,
+/* Copies the regular file from (at most max bytes) to to. */
+static int copy_file(const char *from, const char *to, size_t max, char *err,
                      size_t errlen) {
   char *text;
   size_t len;
-  int rc = tally_read_file(from, &text, &len, err, errlen);
+  int rc = tally_read_file_max(from, max, &text, &len, err, errlen);
   if (rc != 0)
     return rc;
   FILE *f = fopen(to, "wb");
@@ -117,7 +124,8 @@ static void data_rel(const char *path, char *rel, size_t len) {
   format(rel, len, "%.*s.data", (int)n, base);
   char *text, err[256];
   size_t tlen;
-  if (tally_read_file(path, &text, &tlen, err, sizeof(err)) != 0)
+  if (tally_read_file_max(path, TALLY_CONFIG_FILE_MAX, &text, &tlen, err,
+                          sizeof(err)) != 0)
     return;
   cJSON *root = cJSON_ParseWithLength(text, tlen);
   const cJSON *dd = cJSON_GetObjectItemCaseSensitive(root, "data_dir");
@@ -172,7 +180,7 @@ static int copy_data(const char *from, const char *dest, char *err,
       format(err, errlen, "%s: path too long", e->d_name);
       rc = TALLY_EINVAL;
     } else if (stat(in, &st) == 0 && S_ISREG(st.st_mode)) {
-      rc = copy_file(in, out, err, errlen);
+      rc = copy_file(in, out, TALLY_DATA_FILE_MAX, err, errlen);
     }
   }
   closedir(d);
@@ -204,7 +212,8 @@ static int snapshot(tallyd_t *t, char **path, char *err, size_t errlen) {
     if (format(to, sizeof(to), "%s/%s", dir, base ? base + 1 : t->set.tasks)) {
       format(err, errlen, "%s: path too long", t->set.tasks);
       rc = TALLY_EINVAL;
-    } else if ((rc = copy_file(t->set.tasks, to, err, errlen)) == 0)
+    } else if ((rc = copy_file(t->set.tasks, to, TALLY_CONFIG_FILE_MAX, err,
+                               errlen)) == 0)
       rc = copy_data(t->set.tasks, dir, err, errlen);
   } else {
     memcpy(to, dir, sizeof(to));
@@ -214,16 +223,30 @@ static int snapshot(tallyd_t *t, char **path, char *err, size_t errlen) {
       format(err, errlen, "%s: %s", t->set.tasks, strerror(errno));
       rc = TALLY_EIO;
     }
+    /* Every file that cannot be copied is logged, not just the first. */
+    size_t bad = 0;
     while (rc == 0 && d != NULL && (e = readdir(d)) != NULL) {
       if (!is_json(e->d_name))
         continue;
       char file[PATH_MAX];
+      int one;
       if (format(from, sizeof(from), "%s/%s", t->set.tasks, e->d_name) ||
           format(file, sizeof(file), "%s/%s", dir, e->d_name)) {
         format(err, errlen, "%s: path too long", e->d_name);
-        rc = TALLY_EINVAL;
-      } else if ((rc = copy_file(from, file, err, errlen)) == 0)
-        rc = copy_data(from, dir, err, errlen);
+        one = TALLY_EINVAL;
+      } else if ((one = copy_file(from, file, TALLY_CONFIG_FILE_MAX, err,
+                                  errlen)) == 0) {
+        one = copy_data(from, dir, err, errlen);
+      }
+      if (one == TALLY_ENOMEM)
+        rc = one;
+      else if (one != 0 && bad++ < 100)
+        tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
+    }
+    if (rc == 0 && bad > 0) {
+      format(err, errlen, "%s: %zu task file%s cannot be read", t->set.tasks,
+             bad, bad == 1 ? "" : "s");
+      rc = TALLY_EIO;
     }
     if (d != NULL)
       closedir(d);
@@ -404,43 +427,94 @@ static void on_stale(tally_dispatch_t *d) {
     tally_rescorer_run(&t->resc, TALLY_RESCORE_STALE);
 }
 
+static void start_reload(tallyd_t *t);
+
+/* Puts the checked snapshot at path in force. */
+static void apply_reload(tallyd_t *t, char *path) {
+  if (tally_pool_reload(&t->pool, path) != 0) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "reload",
+              "out of memory: the old config stays in force");
+    char dir[PATH_MAX];
+    snapshot_dir(t, path, dir, sizeof(dir));
+    remove_dir(dir);
+    free(path);
+    return;
+  }
+  /* The workers that loaded the old snapshot hold it in memory. */
+  char old[PATH_MAX];
+  snapshot_dir(t, t->snap, old, sizeof(old));
+  remove_dir(old);
+  free(t->snap);
+  t->snap = path;
+  tally_log(&t->log, TALLY_LOG_INFO, "reload",
+            "workers are being replaced with the new config");
+  if (t->rescorer_up) {
+    if (tally_rescorer_set_tasks(&t->resc, t->snap) != 0)
+      tally_log(&t->log, TALLY_LOG_ERROR, "rescore",
+                "out of memory: no rescore for this reload");
+    else
+      tally_rescorer_run(&t->resc, TALLY_RESCORE_CHANGED);
+  }
+}
+
+/* In the thread pool: the snapshot and its check. Touches only what no
+ * one else touches during a reload (snap_root, snap_gen, the settings,
+ * the log, which writes a line at a time). */
+static void reload_work(uv_work_t *req) {
+  tallyd_t *t = req->data;
+  t->reload_path = NULL;
+  t->reload_rc = load_configs(t, &t->reload_path);
+}
+
+/* Back on the loop: the new snapshot goes to the pool and the rescorer. */
+static void reload_done(uv_work_t *req, int status) {
+  tallyd_t *t = req->data;
+  char *path = t->reload_path;
+  t->reload_path = NULL;
+  t->reloading = false;
+  if (status != 0 || t->reload_rc != 0 || t->stopping) {
+    if (path != NULL) {
+      char dir[PATH_MAX];
+      snapshot_dir(t, path, dir, sizeof(dir));
+      remove_dir(dir);
+      free(path);
+    }
+    if (!t->stopping)
+      tally_log(&t->log, TALLY_LOG_ERROR, "reload",
+                "the new config has errors: the old one stays in force");
+  } else {
+    apply_reload(t, path);
+  }
+  if (t->reload_again && !t->stopping) {
+    t->reload_again = false;
+    start_reload(t);
+  }
+}
+
+static void start_reload(tallyd_t *t) {
+  tally_log(&t->log, TALLY_LOG_INFO, "reload", "SIGHUP: checking %s",
+            t->set.tasks);
+  t->reload.data = t;
+  if (uv_queue_work(t->loop, &t->reload, reload_work, reload_done) != 0) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "reload",
+              "cannot start the reload: the old config stays in force");
+    return;
+  }
+  t->reloading = true;
+}
+
 static void on_signal(uv_signal_t *h, int signum) {
   tallyd_t *t = h->data;
   if (signum == SIGHUP) {
     if (t->stopping)
       return;
-    tally_log(&t->log, TALLY_LOG_INFO, "reload", "SIGHUP: checking %s",
-              t->set.tasks);
-    char *path = NULL;
-    if (load_configs(t, &path) != 0) {
-      tally_log(&t->log, TALLY_LOG_ERROR, "reload",
-                "the new config has errors: the old one stays in force");
+    if (t->reloading) {
+      t->reload_again = true;
+      tally_log(&t->log, TALLY_LOG_INFO, "reload",
+                "SIGHUP while a reload runs: another follows it");
       return;
     }
-    if (tally_pool_reload(&t->pool, path) != 0) {
-      tally_log(&t->log, TALLY_LOG_ERROR, "reload",
-                "out of memory: the old config stays in force");
-      char dir[PATH_MAX];
-      snapshot_dir(t, path, dir, sizeof(dir));
-      remove_dir(dir);
-      free(path);
-      return;
-    }
-    /* The workers that loaded the old snapshot hold it in memory. */
-    char old[PATH_MAX];
-    snapshot_dir(t, t->snap, old, sizeof(old));
-    remove_dir(old);
-    free(t->snap);
-    t->snap = path;
-    tally_log(&t->log, TALLY_LOG_INFO, "reload",
-              "workers are being replaced with the new config");
-    if (t->rescorer_up) {
-      if (tally_rescorer_set_tasks(&t->resc, t->snap) != 0)
-        tally_log(&t->log, TALLY_LOG_ERROR, "rescore",
-                  "out of memory: no rescore for this reload");
-      else
-        tally_rescorer_run(&t->resc, TALLY_RESCORE_CHANGED);
-    }
+    start_reload(t);
     return;
   }
   if (t->stopping) {

@@ -306,3 +306,40 @@ Test(tallyd_hostile, says_who_failed_to_log_in_and_backs_off) {
   stop_daemon();
   require(!td_log_has(&daemon_, "wr0ng-pw"), "the password is in the log");
 }
+
+/* Issue 10, defect 3: a FIFO, a device, a folder or a huge file among the
+ * task configs is refused by name, without blocking the loop: tallyd goes
+ * on scoring and stops at once on SIGTERM. */
+Test(tallyd_hostile, a_reload_refuses_fifos_devices_and_huge_configs) {
+  char dir[400], cmd[1200];
+  snprintf(dir, sizeof(dir), "%s/tasks", server.dir);
+  snprintf(cmd, sizeof(cmd), "cp -r '%s/examples/tasks' '%s'", TALLY_SOURCE_DIR,
+           dir);
+  cr_assert_eq(system(cmd), 0);
+  const char *const args[] = {"--tasks", dir, "--auto-rescore", "false", NULL};
+  cr_assert_eq(td_start(&daemon_, &server, "d1", args, NULL), 0);
+  require(log_shows("redis.ready", 10000), "tallyd did not start");
+
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && mkfifo x.json && ln -s /dev/zero z.json && mkdir "
+           "d.json && head -c 5000000 /dev/zero | tr '\\0' ' ' > big.json",
+           dir);
+  cr_assert_eq(system(cmd), 0);
+  td_signal(&daemon_, SIGHUP);
+  require(log_shows("old one stays", 10000), "the reload was not refused");
+  require(td_log_has(&daemon_, "x.json: not a regular file (a FIFO)"),
+          "the FIFO is not named");
+  require(td_log_has(&daemon_, "z.json: not a regular file (a device)"),
+          "the device is not named");
+  require(td_log_has(&daemon_, "d.json: not a regular file (a folder)"),
+          "the folder is not named");
+  require(td_log_has(&daemon_, "big.json: 5000000 bytes, more than the limit"),
+          "the huge config is not named");
+  /* Jobs still flow, and SIGTERM ends it at once. */
+  td_push_many(c, 20, NULL);
+  require(td_wait_outcomes(c, 20, OUTCOMES_MS) == 20, "jobs stopped");
+  td_signal(&daemon_, SIGTERM);
+  int status = td_wait(&daemon_, 5000);
+  require(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "tallyd did not stop within 5 s of SIGTERM");
+}

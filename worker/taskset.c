@@ -3,11 +3,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void tally_taskset_init(tally_taskset_t *ts) {
   memset(ts, 0, sizeof(*ts));
@@ -24,38 +26,76 @@ void tally_taskset_close(tally_taskset_t *ts) {
 
 int tally_read_file(const char *path, char **text, size_t *len, char *err,
                     size_t errlen) {
+  return tally_read_file_max(path, TALLY_DATA_FILE_MAX, text, len, err, errlen);
+}
+
+int tally_read_file_max(const char *path, size_t max, char **text, size_t *len,
+                        char *err, size_t errlen) {
   *text = NULL;
   *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
     return TALLY_EIO;
   }
-  size_t cap = 4096, used = 0;
-  char *buf = malloc(cap);
-  while (buf != NULL) {
-    used += fread(buf + used, 1, cap - used - 1, f);
-    if (used < cap - 1)
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(err, errlen, "%s: not a regular file (%s)", path,
+             S_ISDIR(st.st_mode)                          ? "a folder"
+             : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+             : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                          : "a socket");
+    close(fd);
+    return TALLY_EINVAL;
+  }
+  if ((uint64_t)st.st_size > max) {
+    snprintf(err, errlen, "%s: %lld bytes, more than the limit of %zu", path,
+             (long long)st.st_size, max);
+    close(fd);
+    return TALLY_E2BIG;
+  }
+  /* Read up to one byte past the limit: a file that grew is caught. */
+  size_t cap = (size_t)st.st_size + 1, used = 0;
+  char *buf = malloc(cap + 1);
+  int rc = buf == NULL ? TALLY_ENOMEM : 0;
+  while (rc == 0) {
+    ssize_t got = read(fd, buf + used, cap - used);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      snprintf(err, errlen, "%s: %s", path, strerror(errno));
+      rc = TALLY_EIO;
+    } else if (got == 0) {
       break;
-    char *grown = realloc(buf, cap * 2);
-    if (grown == NULL) {
-      free(buf);
-      buf = NULL;
-      break;
+    } else if ((used += (size_t)got) == cap) {
+      if (used > max) {
+        snprintf(err, errlen, "%s: more than the limit of %zu bytes", path,
+                 max);
+        rc = TALLY_E2BIG;
+        break;
+      }
+      char *grown = realloc(buf, cap * 2 + 1);
+      if (grown == NULL) {
+        rc = TALLY_ENOMEM;
+        break;
+      }
+      buf = grown;
+      cap *= 2;
     }
-    buf = grown;
-    cap *= 2;
   }
-  int failed = ferror(f);
-  fclose(f);
-  if (buf == NULL) {
+  close(fd);
+  if (rc == 0 && used > max) {
+    snprintf(err, errlen, "%s: more than the limit of %zu bytes", path, max);
+    rc = TALLY_E2BIG;
+  }
+  if (rc == TALLY_ENOMEM)
     snprintf(err, errlen, "%s: out of memory", path);
-    return TALLY_ENOMEM;
-  }
-  if (failed) {
+  if (rc != 0) {
     free(buf);
-    snprintf(err, errlen, "%s: read error", path);
-    return TALLY_EIO;
+    return rc;
   }
   buf[used] = '\0';
   *text = buf;
@@ -225,7 +265,8 @@ static int load_one(tally_taskset_t *ts, const tally_registry_t *reg,
   char *text;
   size_t len;
   char err[512];
-  if (tally_read_file(path, &text, &len, err, sizeof(err)) != 0) {
+  if (tally_read_file_max(path, TALLY_CONFIG_FILE_MAX, &text, &len, err,
+                          sizeof(err)) != 0) {
     tally_diag_add(d, NULL, "%s", err);
     return TALLY_ECONFIG;
   }

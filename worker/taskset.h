@@ -51,8 +51,20 @@ int tally_config_version(const char *text, size_t len,
 const char *tally_taskset_version(const tally_taskset_t *ts,
                                   const tally_task_t *task);
 
-/* Reads a whole file into a NUL-terminated malloc'ed buffer. Returns 0 or
- * TALLY_EIO/TALLY_ENOMEM with err naming the file and the cause. */
+/* The largest task config, and the largest expected output (or other
+ * data file), that tally reads. */
+#define TALLY_CONFIG_FILE_MAX (4u * 1024 * 1024)
+#define TALLY_DATA_FILE_MAX (256u * 1024 * 1024)
+
+/* Reads a whole regular file of at most max bytes into a NUL-terminated
+ * malloc'ed buffer. A FIFO, a device, a socket or a folder is refused
+ * without reading (and opening a FIFO does not wait). Returns 0; or
+ * TALLY_EIO, TALLY_EINVAL (not a regular file), TALLY_E2BIG (too large)
+ * or TALLY_ENOMEM with err naming the file and the cause. */
+int tally_read_file_max(const char *path, size_t max, char **text, size_t *len,
+                        char *err, size_t errlen);
+
+/* tally_read_file_max with TALLY_DATA_FILE_MAX. */
 int tally_read_file(const char *path, char **text, size_t *len, char *err,
                     size_t errlen);
 
