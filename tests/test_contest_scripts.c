@@ -965,3 +965,76 @@ Test(contest_scripts, a_new_submission_merges_into_the_place_cache) {
   cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t2"), 0);
   cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t"), 1);
 }
+
+/* Issue 10, defect 6: a token kept for a submission not scored yet names
+ * its participant, checked when the submission comes; kept tokens are
+ * bounded per participant; a repeated token shows nothing more. */
+Test(contest_scripts, a_kept_token_of_another_participant_is_refused) {
+  cr_assert_eq(post_token("s-late", "mallory", NULL), TALLY_POST_DONE);
+  cr_expect_eq(tr_redis_int(&server, "SCARD tally:pendingtokens:mallory"), 1);
+  sm_t a = {.sub = "s-late", .user = "alice", .ts = 1, .score = 70, .pub = 7};
+  cr_assert_eq(post(&a), TALLY_POST_DONE, "posted without the full view");
+  char v[512];
+  hget("tally:submission:s-late", "tokened", v, sizeof(v));
+  cr_expect_str_eq(v, "0", "the token of mallory was applied to alice's");
+  entry_field("tally:public", -1, "event", v, sizeof(v));
+  cr_expect(strstr(v, "SECRET") == NULL, "full details published: %s", v);
+  cr_expect(strstr(v, "\"tokened\":false") != NULL, "%s", v);
+  cr_expect_eq(tr_redis_int(&server, "SCARD tally:pendingtokens:mallory"), 0);
+  redisReply *r = redisCommand(c, "XRANGE tally:dead - +");
+  cr_assert(r != NULL && r->elements == 1, "no dead letter for the token");
+  redisReply *f = r->element[0]->element[1];
+  bool named = false;
+  for (size_t k = 0; k + 1 < f->elements; k += 2)
+    if (strcmp(f->element[k]->str, "error") == 0)
+      named = strstr(f->element[k + 1]->str, "token for participant "
+                                             "\"mallory\", but submission "
+                                             "\"s-late\" is of participant "
+                                             "\"alice\"") != NULL;
+  cr_expect(named, "the dead letter does not name the mismatch");
+  freeReplyObject(r);
+
+  /* Its own participant's kept token is applied. */
+  cr_assert_eq(post_token("s-mine", "bob", NULL), TALLY_POST_DONE);
+  sm_t b = {.sub = "s-mine", .user = "bob", .ts = 1, .score = 70, .pub = 7};
+  cr_assert_eq(post(&b), TALLY_POST_DONE);
+  hget("tally:submission:s-mine", "tokened", v, sizeof(v));
+  cr_expect_str_eq(v, "1");
+  entry_field("tally:public", -1, "event", v, sizeof(v));
+  cr_expect(strstr(v, "SECRET") != NULL, "the full view was not shown: %s", v);
+}
+
+Test(contest_scripts, kept_tokens_are_bounded_per_participant) {
+  char sub[32];
+  for (int i = 0; i < 100; i++) {
+    snprintf(sub, sizeof(sub), "nx-%d", i);
+    cr_assert_eq(post_token(sub, "mallory", NULL), TALLY_POST_DONE);
+  }
+  cr_expect_eq(xlen("tally:dead"), 0);
+  cr_assert_eq(post_token("nx-100", "mallory", NULL), TALLY_POST_DONE);
+  cr_expect_eq(xlen("tally:dead"), 1, "the 101st kept token was accepted");
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:submission:nx-100"), 0);
+  cr_expect_eq(tr_redis_int(&server, "SCARD tally:pendingtokens:mallory"), 100);
+  /* Another participant is not held up by mallory's. */
+  cr_assert_eq(post_token("ok-1", "alice", NULL), TALLY_POST_DONE);
+  cr_expect_eq(xlen("tally:dead"), 1);
+}
+
+Test(contest_scripts, repeated_tokens_on_one_submission_show_once) {
+  sm_t a = {.sub = "s-1", .user = "alice", .ts = 1, .score = 70, .pub = 7};
+  cr_assert_eq(post(&a), TALLY_POST_DONE);
+  long long events = xlen("tally:public");
+  for (int i = 0; i < 50; i++)
+    cr_assert_eq(post_token("s-1", "alice",
+                            "{\"score\":70,\"max_score\":100,"
+                            "\"details\":[\"SECRET\"]}"),
+                 TALLY_POST_DONE);
+  cr_expect_eq(xlen("tally:public"), events + 1,
+               "%lld events for 50 tokens on one submission",
+               xlen("tally:public") - events);
+  /* Kept tokens too: one hash, one set member. */
+  for (int i = 0; i < 50; i++)
+    cr_assert_eq(post_token("s-2", "bob", NULL), TALLY_POST_DONE);
+  cr_expect_eq(tr_redis_int(&server, "SCARD tally:pendingtokens:bob"), 1);
+  cr_expect_eq(xlen("tally:dead"), 0);
+}
