@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Script calls in flight on the write connection, at most. */
 #define MAX_CALLS 4
@@ -1082,7 +1083,76 @@ void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
 /* Setting up the write connection: the group, the scripts, and a look at
  * the server's settings. */
 
-enum { INIT_GROUP = -1, INIT_POLICY = -2, INIT_AOF = -3, INIT_SAVE = -4 };
+enum {
+  INIT_GROUP = -1,
+  INIT_POLICY = -2,
+  INIT_AOF = -3,
+  INIT_SAVE = -4,
+  INIT_LEASE = -5
+};
+
+/* Takes or refreshes the consumer lease: KEYS[1] the lease, ARGV[1] this
+ * daemon's value, ARGV[2] the lease in ms. Returns 1 when it is this
+ * daemon's; 2 when the server is out of memory and no lease was held (the
+ * daemon goes on without one); the holder's value when another holds
+ * it. */
+static const char lease_script[] =
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v and v ~= ARGV[1] then return v end\n"
+    "if v then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "  return 1\n"
+    "end\n"
+    "local ok = pcall(redis.call, 'SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "if ok then return 1 end\n"
+    "return 2\n";
+
+static const char lease_release_script[] =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+    "  redis.call('DEL', KEYS[1])\n"
+    "end\n"
+    "return 0\n";
+
+/* Stops the dispatcher's user for good, once. */
+static void fatal(tally_dispatch_t *d, const char *why) {
+  if (d->fatal)
+    return;
+  d->fatal = true;
+  tally_log(d->opt.log, TALLY_LOG_ERROR, "consumer", "%s", why);
+  if (d->opt.fatal_cb != NULL)
+    d->opt.fatal_cb(d, why);
+}
+
+/* A lease reply: true when this daemon may go on. */
+static bool lease_reply(tally_dispatch_t *d, const redisReply *reply,
+                        bool starting) {
+  if (reply->type == REDIS_REPLY_INTEGER) {
+    d->lease_waiting = 0;
+    d->lease_next = uv_now(d->loop) + TALLY_LEASE_MS / 3;
+    return true;
+  }
+  char why[768];
+  snprintf(why, sizeof(why),
+           "consumer %s is held by another tallyd (%s): each running tallyd "
+           "needs its own --consumer",
+           d->opt.consumer,
+           reply->type == REDIS_REPLY_STRING ? reply->str : "?");
+  if (!starting) {
+    fatal(d, why);
+    return false;
+  }
+  uint64_t now = uv_now(d->loop);
+  if (d->lease_waiting == 0) {
+    d->lease_waiting = now;
+    tally_log(d->opt.log, TALLY_LOG_WARN, "consumer",
+              "%s; waiting up to %d ms for the lease of a stopped one to "
+              "expire",
+              why, TALLY_LEASE_MS + 2000);
+  } else if (now - d->lease_waiting > TALLY_LEASE_MS + 2000) {
+    fatal(d, why);
+  }
+  return false;
+}
 
 static void init_step_done(tally_dispatch_t *d) {
   if (--d->init_left > 0)
@@ -1114,6 +1184,20 @@ static void on_init(tally_redis_t *r, redisReply *reply, void *priv) {
   intptr_t step = (intptr_t)priv;
   if (reply == NULL || d->closing)
     return;
+  if (step == INIT_LEASE) {
+    if (reply->type == REDIS_REPLY_ERROR) {
+      reply_error(d, r, "taking the consumer lease", reply);
+      return;
+    }
+    if (!lease_reply(d, reply, true)) {
+      /* Tried again after the backoff, until the lease is free or too
+       * long has passed. */
+      tally_redis_reset(r, "the consumer name is held by another tallyd");
+      return;
+    }
+    init_step_done(d);
+    return;
+  }
   if (step <= INIT_POLICY) {
     /* CONFIG may be renamed or refused: then nothing is checked. */
     const char *v = config_value(reply);
@@ -1180,6 +1264,11 @@ static void on_wr_up(tally_redis_t *r) {
       "return 1\n";
   const char *group[] = {"EVAL", ensure_group, "1", d->jobs_key, TALLY_GROUP};
   init_command(d, INIT_GROUP, 5, group);
+  char ttl[24];
+  snprintf(ttl, sizeof(ttl), "%d", TALLY_LEASE_MS);
+  const char *lease[] = {"EVAL",       lease_script,   "1",
+                         d->lease_key, d->lease_value, ttl};
+  init_command(d, INIT_LEASE, 6, lease);
   for (intptr_t s = 0; s < TALLY_SCRIPT_COUNT; s++) {
     const char *load[] = {"SCRIPT", "LOAD", tally_scripts[s]};
     init_command(d, s, 3, load);
@@ -1251,9 +1340,39 @@ static void log_stats(tally_dispatch_t *d) {
             (unsigned long long)s->released, d->njobs);
 }
 
+static void on_lease(tally_redis_t *r, redisReply *reply, void *priv) {
+  tally_dispatch_t *d = r->data;
+  (void)priv;
+  d->lease_busy = false;
+  if (reply == NULL || d->closing)
+    return;
+  if (reply->type == REDIS_REPLY_ERROR) {
+    reply_error(d, r, "refreshing the consumer lease", reply);
+    return;
+  }
+  lease_reply(d, reply, false);
+}
+
+static void refresh_lease(tally_dispatch_t *d) {
+  if (!d->ready || d->lease_busy || d->closing || d->fatal ||
+      uv_now(d->loop) < d->lease_next)
+    return;
+  char ttl[24];
+  snprintf(ttl, sizeof(ttl), "%d", TALLY_LEASE_MS);
+  const char *eval[] = {"EVAL",       lease_script,   "1",
+                        d->lease_key, d->lease_value, ttl};
+  size_t lens[6];
+  for (int i = 0; i < 6; i++)
+    lens[i] = strlen(eval[i]);
+  if (tally_redis_command(&d->wr, d->opt.command_timeout_ms, on_lease, NULL, 6,
+                          eval, lens) == 0)
+    d->lease_busy = true;
+}
+
 static void on_tick(uv_timer_t *t) {
   tally_dispatch_t *d = t->data;
   uint64_t now = uv_now(d->loop);
+  refresh_lease(d);
   if (now >= d->next_stats) {
     d->next_stats = now + STATS_EVERY_MS;
     log_stats(d);
@@ -1285,6 +1404,12 @@ int tally_dispatch_init(uv_loop_t *loop, tally_dispatch_t *d,
     goto fail;
   }
   snprintf(d->jobs_key, sizeof(d->jobs_key), "%s:jobs", d->opt.prefix);
+  snprintf(d->lease_key, sizeof(d->lease_key), "%s:consumer:%s", d->opt.prefix,
+           d->opt.consumer);
+  char host[128] = "?";
+  gethostname(host, sizeof(host) - 1);
+  snprintf(d->lease_value, sizeof(d->lease_value), "%.100s:%d:%llu", host,
+           (int)getpid(), (unsigned long long)uv_hrtime());
   snprintf(d->claim_cursor, sizeof(d->claim_cursor), "-");
   /* Both connections parse the same URL, so once the first is set up
    * the second cannot fail but for memory, which is not worth a handle
@@ -1333,6 +1458,20 @@ static void on_pool_closed(tally_pool_t *p) {
   check_drained(d);
 }
 
+/* Ends the drain. */
+static void drained(tally_dispatch_t *d) {
+  void (*cb)(tally_dispatch_t *) = d->drained_cb;
+  d->drained_cb = NULL;
+  if (cb != NULL)
+    cb(d);
+}
+
+static void on_lease_released(tally_redis_t *r, redisReply *reply, void *priv) {
+  (void)reply;
+  (void)priv;
+  drained(r->data);
+}
+
 static void check_drained(tally_dispatch_t *d) {
   if (!d->draining || d->closing || d->drained_cb == NULL)
     return;
@@ -1350,8 +1489,8 @@ static void check_drained(tally_dispatch_t *d) {
     tally_pool_close(d->opt.pool, late ? 0 : 1000, on_pool_closed);
     return;
   }
-  if (d->drain_phase == 1)
-    return; /* until on_pool_closed */
+  if (d->drain_phase == 1 || d->drain_phase == 3)
+    return; /* until on_pool_closed, or the lease is released */
   if (!late && (d->njobs > 0 || d->calls > 0))
     return;
   if (d->njobs > 0)
@@ -1361,10 +1500,18 @@ static void check_drained(tally_dispatch_t *d) {
               "start or another daemon's claim",
               d->njobs, d->wr.why[0] ? d->wr.why : "no reply in time");
   d->drain_phase = 3;
-  void (*cb)(tally_dispatch_t *) = d->drained_cb;
-  d->drained_cb = NULL;
   log_stats(d);
-  cb(d);
+  /* The lease goes last, once nothing of this consumer's is in flight;
+   * without a connection it simply expires. */
+  const char *argv[] = {"EVAL", lease_release_script, "1", d->lease_key,
+                        d->lease_value};
+  size_t lens[5];
+  for (int i = 0; i < 5; i++)
+    lens[i] = strlen(argv[i]);
+  if (d->fatal || !d->ready ||
+      tally_redis_command(&d->wr, d->opt.command_timeout_ms, on_lease_released,
+                          NULL, 5, argv, lens) != 0)
+    drained(d);
 }
 
 void tally_dispatch_drain(tally_dispatch_t *d, uint64_t timeout_ms,

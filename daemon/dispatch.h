@@ -40,7 +40,14 @@ typedef struct tally_dispatch_options_s {
    * config version other than the current one (TALLY_POST_STALE). */
   void (*ready_cb)(tally_dispatch_t *d);
   void (*stale_cb)(tally_dispatch_t *d);
+  /* Called once when the dispatcher cannot go on: another live daemon
+   * holds this consumer name (why says which). The caller should stop. */
+  void (*fatal_cb)(tally_dispatch_t *d, const char *why);
 } tally_dispatch_options_t;
+
+/* The consumer lease, <p>:consumer:<name>: held while a daemon runs with
+ * that consumer name, refreshed every third of it, released on a drain. */
+#define TALLY_LEASE_MS 10000
 
 /* Counters, for the log and the tests. */
 typedef struct tally_dispatch_stats_s {
@@ -79,9 +86,15 @@ struct tally_dispatch_s {
   int drain_phase; /* 0 finishing, 1 closing the pool, 2 last replies */
   bool closing;
   bool aof_off;
-  tally_call_t scratch; /* arguments of the call being sent */
-  tally__job_t **table; /* jobs by entry id */
-  size_t table_size;    /* a power of two */
+  char lease_key[320];
+  char lease_value[320];  /* host:pid:start, this daemon's */
+  uint64_t lease_next;    /* when to refresh the lease */
+  uint64_t lease_waiting; /* since when another holds it at start; 0 */
+  bool lease_busy;        /* a refresh in flight */
+  bool fatal;             /* fatal_cb has run */
+  tally_call_t scratch;   /* arguments of the call being sent */
+  tally__job_t **table;   /* jobs by entry id */
+  size_t table_size;      /* a power of two */
   size_t njobs;
   tally__job_t *post_q, *post_tail;       /* outcomes waiting to be posted */
   tally__job_t *retry_q, *retry_tail;     /* failed jobs to count and resend */

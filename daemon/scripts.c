@@ -38,8 +38,8 @@
 #define CONTEST_LIB                                                            \
   "-- The contest state library: P is the key prefix, set by each script.\n"   \
   "local P = ''\n"                                                             \
-  "-- Tokens kept per participant for submissions not scored yet.\n"         \
-  "local MAX_PENDING_TOKENS = 100\n"                                          \
+  "-- Tokens kept per participant for submissions not scored yet.\n"           \
+  "local MAX_PENDING_TOKENS = 100\n"                                           \
   "\n"                                                                         \
   "-- enc(x) of docs/contest.md: '%' -> %25, ':' -> %3A.\n"                    \
   "local function enc(x)\n"                                                    \

@@ -10,12 +10,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +42,7 @@ typedef struct tallyd_s {
   bool rescored;    /* the rescore at start has been asked for */
   tally_rescorer_t resc;
   bool pidfile_written;
+  int pidfile_fd; /* holds the lock on --pidfile; -1 when none */
   uv_signal_t sigterm, sigint, sighup;
   char snap_root[PATH_MAX]; /* the snapshots of the task configs */
   unsigned snap_gen;
@@ -421,6 +424,21 @@ static void on_ready(tally_dispatch_t *d) {
   }
 }
 
+/* Another live tallyd holds this consumer name: this one stops. */
+static void on_fatal(tally_dispatch_t *d, const char *why) {
+  tallyd_t *t = d->data;
+  (void)why; /* logged by the dispatcher */
+  t->exit_code = EXIT_FAILED;
+  if (t->stopping)
+    return;
+  t->stopping = true;
+  tally_log(&t->log, TALLY_LOG_ERROR, "stop",
+            "cannot run beside the other tallyd: draining");
+  if (t->rescorer_up)
+    tally_rescorer_close(&t->resc, RESCORE_GRACE_MS, NULL);
+  tally_dispatch_drain(&t->disp, t->set.drain_timeout, on_drained);
+}
+
 static void on_stale(tally_dispatch_t *d) {
   tallyd_t *t = d->data;
   if (t->rescorer_up)
@@ -536,19 +554,40 @@ static void print_diag(const tally_diag_t *d) {
     fprintf(stderr, "tallyd: (%zu more errors not shown)\n", d->dropped);
 }
 
-/* Writes tallyd's pid and a newline to --pidfile, if set. Returns 0, or -1
- * after logging why. */
+/* Writes tallyd's pid and a newline to --pidfile, if set, and holds an
+ * exclusive lock on it (flock) while tallyd runs, so that a second tallyd
+ * given the same file refuses to start, and neither deletes the other's.
+ * Returns 0, or -1 after logging why. */
 static int write_pidfile(tallyd_t *t) {
   if (t->set.pidfile == NULL)
     return 0;
-  FILE *f = fopen(t->set.pidfile, "w");
-  if (f == NULL || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
-    tally_log(&t->log, TALLY_LOG_ERROR, "pidfile", "%s: cannot write: %s",
+  int fd = open(t->set.pidfile, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "pidfile", "%s: cannot open: %s",
               t->set.pidfile, strerror(errno));
-    if (f != NULL)
-      unlink(t->set.pidfile);
     return -1;
   }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char other[32] = "";
+    ssize_t n = read(fd, other, sizeof(other) - 1);
+    other[n > 0 ? n : 0] = '\0';
+    other[strcspn(other, "\n")] = '\0';
+    tally_log(&t->log, TALLY_LOG_ERROR, "pidfile",
+              "%s: locked by another running tallyd (pid %s): give each "
+              "tallyd its own --pidfile",
+              t->set.pidfile, other[0] ? other : "unknown");
+    close(fd);
+    return -1;
+  }
+  char line[32];
+  int len = snprintf(line, sizeof(line), "%d\n", (int)getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)len, 0) != len) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "pidfile", "%s: cannot write: %s",
+              t->set.pidfile, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  t->pidfile_fd = fd;
   t->pidfile_written = true;
   return 0;
 }
@@ -651,6 +690,7 @@ static int start(tallyd_t *t) {
       .pool = &t->pool,
       .ready_cb = on_ready,
       .stale_cb = on_stale,
+      .fatal_cb = on_fatal,
   };
   if (tally_dispatch_init(t->loop, &t->disp, &dopt, err, sizeof(err)) != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "redis", "%s", err);
@@ -740,8 +780,11 @@ int main(int argc, char **argv) {
   }
   if (t.snap_root[0] != '\0')
     rmdir(t.snap_root);
-  if (t.pidfile_written)
+  if (t.pidfile_written) {
+    /* Still holding its lock: the file is this tallyd's to remove. */
     unlink(t.set.pidfile);
+    close(t.pidfile_fd);
+  }
   tally_settings_close(&t.set);
   return t.exit_code;
 }

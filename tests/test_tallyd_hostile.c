@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define OUTCOMES_MS 40000
 
@@ -342,4 +343,53 @@ Test(tallyd_hostile, a_reload_refuses_fifos_devices_and_huge_configs) {
   int status = td_wait(&daemon_, 5000);
   require(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
           "tallyd did not stop within 5 s of SIGTERM");
+}
+
+/* Two daemons given one consumer name, or one pid file: the second
+ * refuses to run, and the first goes on untouched. */
+Test(tallyd_hostile, a_second_daemon_with_the_same_consumer_or_pidfile_stops) {
+  char pidfile[400];
+  snprintf(pidfile, sizeof(pidfile), "%s/tallyd.pid", server.dir);
+  const char *const args[] = {"--pidfile", pidfile, "--auto-rescore", "false",
+                              NULL};
+  cr_assert_eq(td_start(&daemon_, &server, "d1", args, NULL), 0);
+  require(log_shows("redis.ready", 10000), "tallyd did not start");
+
+  td_daemon_t second;
+  memset(&second, 0, sizeof(second));
+  const char *const same_pid[] = {"--pidfile", pidfile, NULL};
+  cr_assert_eq(td_start(&second, &server, "d2", same_pid, NULL), 0);
+  int status = td_wait(&second, 10000);
+  if (status == -1)
+    td_kill(&second);
+  TD_REQUIRE(&second,
+             status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0,
+             "a second tallyd ran on a locked pid file");
+  TD_REQUIRE(&second, td_log_has(&second, "locked by another running tallyd"),
+             "the pid file lock is not named");
+  FILE *f = fopen(pidfile, "r");
+  int pid = 0;
+  require(f != NULL && fscanf(f, "%d", &pid) == 1 && pid == daemon_.pid,
+          "the first tallyd's pid file is gone or changed");
+  fclose(f);
+
+  td_daemon_t third;
+  memset(&third, 0, sizeof(third));
+  const char *const same_name[] = {"--consumer", "d1", "--auto-rescore",
+                                   "false", NULL};
+  cr_assert_eq(td_start(&third, &server, "d3", same_name, NULL), 0);
+  status = td_wait(&third, 30000);
+  if (status == -1)
+    td_kill(&third);
+  TD_REQUIRE(&third,
+             status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0,
+             "a second tallyd ran with the same consumer name");
+  TD_REQUIRE(&third, td_log_has(&third, "consumer d1 is held by another"),
+             "the consumer clash is not named");
+  /* The first still scores, and no count moved. */
+  td_push_many(c, 10, NULL);
+  require(td_wait_outcomes(c, 10, OUTCOMES_MS) == 10, "the first stopped");
+  require(td_xlen(c, "tally:dead") == 0, "dead letters");
+  stop_daemon();
+  require(access(pidfile, F_OK) != 0, "the pid file outlived its tallyd");
 }
