@@ -4,6 +4,9 @@
 #include "worker/plugins.h"
 
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GROUPMAX_SO TALLY_BINARY_DIR "/plugins/groupmax.so"
@@ -112,11 +115,11 @@ Test(plugins, keeps_groupmax_outcomes_on_the_unit_scale) {
 Test(plugins, decodes_groupmax_subtasks_with_the_engine_rules) {
   load_groupmax();
   char err[512] = "";
-  tally_task_t *task = parse(
-      "{\"name\": \"m\", \"score_type\": \"GroupMax\", "
-      "\"score_type_parameters\": [[40, 2, 0.5]], \"testcases\": {\"0\": "
-      "true, \"1\": true}}",
-      err, sizeof(err));
+  tally_task_t *task =
+      parse("{\"name\": \"m\", \"score_type\": \"GroupMax\", "
+            "\"score_type_parameters\": [[40, 2, 0.5]], \"testcases\": {\"0\": "
+            "true, \"1\": true}}",
+            err, sizeof(err));
   cr_expect_null(task);
   cr_expect(strstr(err, "task.json: score_type_parameters[0][2]: extra "
                         "element") != NULL,
@@ -187,4 +190,42 @@ Test(plugins, fails_on_a_missing_folder_naming_it) {
   int rc = tally_plugins_load_dir(&plugins, &reg, dir, err, sizeof(err));
   cr_expect_eq(rc, TALLY_EPLUGIN);
   cr_expect(strstr(err, dir) != NULL, "%s", err);
+}
+
+/* Issue 10: a plugin that crashes, exits or hangs while it loads is named,
+ * and the caller lives on; tally check exits 2, never 0. */
+typedef struct misbehave_case_s {
+  char kind[8];
+  char expected[96];
+} misbehave_case_t;
+
+ParameterizedTestParameters(plugins, names_a_plugin_that_misbehaves_loading) {
+  static misbehave_case_t cases[] = {
+      {"crash", "the plugin crashed while loading (signal 11"},
+      {"exit", "the plugin ended the process while loading (exit status 0)"},
+      {"hang", "the plugin did not finish loading within 5000 ms"},
+  };
+  return cr_make_param_array(misbehave_case_t, cases,
+                             sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(misbehave_case_t *c, plugins,
+                  names_a_plugin_that_misbehaves_loading, .timeout = 30) {
+  char dir[256], err[1024] = "";
+  snprintf(dir, sizeof(dir), "%s/test-plugins/%s", TALLY_BINARY_DIR, c->kind);
+  int rc = tally_plugins_load_dir(&plugins, &reg, dir, err, sizeof(err));
+  cr_expect_eq(rc, TALLY_EPLUGIN);
+  cr_expect(strstr(err, "misbehave.so") != NULL, "%s", err);
+  cr_expect(strstr(err, c->expected) != NULL, "%s", err);
+  cr_expect_eq(plugins.count, 0);
+
+  /* tally check says so too, and fails. */
+  char cmd[1024];
+  snprintf(cmd, sizeof(cmd),
+           "'%s/tally' check --plugins '%s' '%s/examples/tasks' 2>&1 | grep "
+           "-q 'misbehave.so: the plugin'; s=$?; '%s/tally' check --plugins "
+           "'%s' '%s/examples/tasks' >/dev/null 2>&1; [ $? = 2 ] && [ $s = 0 ]",
+           TALLY_BINARY_DIR, dir, TALLY_SOURCE_DIR, TALLY_BINARY_DIR, dir,
+           TALLY_SOURCE_DIR);
+  cr_expect_eq(system(cmd), 0, "tally check did not fail naming the plugin");
 }

@@ -6,9 +6,14 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 void tally_plugins_init(tally_plugins_t *p) {
   memset(p, 0, sizeof(*p));
@@ -38,8 +43,88 @@ static int host_register_comparator(tally_plugin_host_t *host,
                                        host->errlen);
 }
 
+static int load_here(tally_plugins_t *p, tally_registry_t *reg,
+                     const char *path, char *err, size_t errlen);
+
+/* Loads path in a child process first (dlopen, the ABI check and the
+ * entry point, into a registry of the child's own), so that a plugin that
+ * crashes, exits or hangs while it loads is named, rather than taking the
+ * caller down or silent with it. Returns 0 when the child came back (the
+ * load itself may still fail, harmlessly, and is then reported by the
+ * real one), or TALLY_EPLUGIN with err saying what the plugin did. */
+static int probe(const char *path, char *err, size_t errlen) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    snprintf(err, errlen, "%s: cannot probe the plugin: %s", path,
+             strerror(errno));
+    return TALLY_EPLUGIN;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(err, errlen, "%s: cannot probe the plugin: %s", path,
+             strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return TALLY_EPLUGIN;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    tally_registry_t reg;
+    tally_plugins_t p;
+    char e[512];
+    tally_plugins_init(&p);
+    char done = tally_registry_init(&reg) == 0 &&
+                        load_here(&p, &reg, path, e, sizeof(e)) == 0
+                    ? 'o'
+                    : 'e';
+    if (write(fds[1], &done, 1) != 1)
+      _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+  int ready;
+  do
+    ready = poll(&pfd, 1, TALLY_PLUGIN_PROBE_MS);
+  while (ready < 0 && errno == EINTR);
+  char done = 0;
+  bool answered = ready > 0 && read(fds[0], &done, 1) == 1;
+  close(fds[0]);
+  if (ready == 0)
+    kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (answered)
+    return 0;
+  if (ready == 0)
+    snprintf(err, errlen,
+             "%s: the plugin did not finish loading within %d ms (it hangs "
+             "in tally_plugin_init or a constructor)",
+             path, TALLY_PLUGIN_PROBE_MS);
+  else if (WIFSIGNALED(status))
+    snprintf(err, errlen,
+             "%s: the plugin crashed while loading (signal %d, %s) in "
+             "tally_plugin_init or a constructor",
+             path, WTERMSIG(status), strsignal(WTERMSIG(status)));
+  else
+    snprintf(err, errlen,
+             "%s: the plugin ended the process while loading (exit status "
+             "%d) in tally_plugin_init or a constructor",
+             path, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return TALLY_EPLUGIN;
+}
+
 int tally_plugins_load(tally_plugins_t *p, tally_registry_t *reg,
                        const char *path, char *err, size_t errlen) {
+  int rc = probe(path, err, errlen);
+  return rc != 0 ? rc : load_here(p, reg, path, err, errlen);
+}
+
+/* tally_plugins_load without the probe. */
+static int load_here(tally_plugins_t *p, tally_registry_t *reg,
+                     const char *path, char *err, size_t errlen) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) {
     snprintf(err, errlen, "%s: cannot load plugin: %s", path, dlerror());

@@ -15,10 +15,15 @@ void tally_plugins_init(tally_plugins_t *p);
  * that uses a plugin's types, is gone. */
 void tally_plugins_close(tally_plugins_t *p);
 
-/* Loads the plugin at path and lets it register its types in reg. On
- * error, returns TALLY_EPLUGIN with err naming path and the cause
- * (dlerror(), a missing entry point, an ABI mismatch, or the plugin's
- * own message); nothing stays registered or loaded. */
+/* How long a plugin may take to load in the probe. */
+#define TALLY_PLUGIN_PROBE_MS 5000
+
+/* Loads the plugin at path and lets it register its types in reg. It is
+ * loaded in a child process first, so that one that crashes, exits or
+ * hangs while loading is named in err rather than taking the caller with
+ * it. On error, returns TALLY_EPLUGIN with err naming path and the cause
+ * (what the probe saw, dlerror(), a missing entry point, an ABI mismatch,
+ * or the plugin's own message); nothing stays registered or loaded. */
 int tally_plugins_load(tally_plugins_t *p, tally_registry_t *reg,
                        const char *path, char *err, size_t errlen);
 
