@@ -2,6 +2,7 @@
  * positions in the error. */
 #include "cfg.h"
 #include "error.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -66,8 +67,8 @@ static void choices_text(const tally_cfg_key_t *k, char *buf, size_t len) {
   }
 }
 
-int tally_cfg_decode(const tally_cfg_key_t *keys, const cJSON *obj,
-                     void *conf, tally_diag_t *d, tally_jpath_t *path,
+int tally_cfg_decode(const tally_cfg_key_t *keys, const cJSON *obj, void *conf,
+                     tally_diag_t *d, tally_jpath_t *path,
                      const cJSON **found) {
   if (!cJSON_IsObject(obj))
     return tally_diag_add(d, path, "must be a JSON object");
@@ -99,8 +100,8 @@ int tally_cfg_decode(const tally_cfg_key_t *keys, const cJSON *obj,
         choices_text(&keys[i], choices, sizeof(choices));
         rc = tally_diag_add(d, path, "must be %s", choices);
       } else if (msg == out_of_range) {
-        rc = tally_diag_add(d, path, "must be between %g and %g",
-                            keys[i].min, keys[i].max);
+        rc = tally_diag_add(d, path, "must be between %g and %g", keys[i].min,
+                            keys[i].max);
       } else if (msg != NULL) {
         rc = tally_diag_add(d, path, "%s", msg);
       }
@@ -131,7 +132,21 @@ cJSON *tally_cfg_parse_json(const char *text, size_t len, tally_diag_t *d) {
         col++;
       }
     }
-    tally_diag_add(d, NULL, "invalid JSON at line %zu, column %zu", line, col);
+    if (tally_json_too_deep(text, len))
+      tally_diag_add(d, NULL,
+                     "nesting too deep (more than %d levels of arrays and "
+                     "objects)",
+                     CJSON_NESTING_LIMIT);
+    else
+      tally_diag_add(d, NULL, "invalid JSON at line %zu, column %zu", line,
+                     col);
+    return NULL;
+  }
+  tally_jpath_t path;
+  tally_jpath_init(&path);
+  if (tally_json_find_overflow(root, &path)) {
+    cJSON_Delete(root);
+    tally_diag_add(d, &path, TALLY_JSON_OVERFLOW);
     return NULL;
   }
   /* Anything but white space after the value is an error too. */

@@ -25,8 +25,8 @@ struct tally_cfg_key_s {
   tally_cfg_setter_t set;
   size_t offset;
   unsigned flags;
-  double min, max;             /* inclusive bounds for numbers */
-  const char *const *choices;  /* NULL-terminated, for tally_cfg_set_enum */
+  double min, max;            /* inclusive bounds for numbers */
+  const char *const *choices; /* NULL-terminated, for tally_cfg_set_enum */
 };
 
 /* Setters for common fields. string stores a malloc'ed char * (freeing
@@ -43,9 +43,8 @@ const char *tally_cfg_set_enum(const tally_cfg_key_t *k, const cJSON *v,
  * required keys and every setter's complaint to d, each with its path.
  * found, if not NULL, receives the node of each key (or NULL), indexed
  * like keys. Returns 0, or TALLY_ECONFIG once every error is recorded. */
-int tally_cfg_decode(const tally_cfg_key_t *keys, const cJSON *obj,
-                     void *conf, tally_diag_t *d, tally_jpath_t *path,
-                     const cJSON **found);
+int tally_cfg_decode(const tally_cfg_key_t *keys, const cJSON *obj, void *conf,
+                     tally_diag_t *d, tally_jpath_t *path, const cJSON **found);
 
 /* Parses text as one JSON value. On error, returns NULL and records the
  * line and column of the problem in d. The caller frees with cJSON_Delete.

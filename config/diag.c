@@ -119,8 +119,8 @@ static void diag_keep(tally_diag_t *d, char *msg) {
   d->msgs[d->count++] = msg;
 }
 
-int tally_diag_add(tally_diag_t *d, const tally_jpath_t *path,
-                   const char *fmt, ...) {
+int tally_diag_add(tally_diag_t *d, const tally_jpath_t *path, const char *fmt,
+                   ...) {
   char text[512];
   va_list ap;
   va_start(ap, fmt);
@@ -129,8 +129,7 @@ int tally_diag_add(tally_diag_t *d, const tally_jpath_t *path,
 
   const char *file = d->file ? d->file : "";
   const char *where = path && path->len ? path->buf : NULL;
-  size_t need = strlen(file) + strlen(text) + 8 +
-                (where ? strlen(where) : 0);
+  size_t need = strlen(file) + strlen(text) + 8 + (where ? strlen(where) : 0);
   char *msg = malloc(need);
   if (msg != NULL) {
     if (where)

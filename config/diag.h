@@ -36,9 +36,8 @@ void tally_diag_close(tally_diag_t *d);
  * Always returns TALLY_ECONFIG, so a decoder can write
  * "return tally_diag_add(...)". If memory runs out the message is only
  * counted, never lost silently: tally_diag_count still reports it. */
-int tally_diag_add(tally_diag_t *d, const tally_jpath_t *path,
-                   const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int tally_diag_add(tally_diag_t *d, const tally_jpath_t *path, const char *fmt,
+                   ...) __attribute__((format(printf, 3, 4)));
 
 /* The number of errors recorded, kept or dropped. */
 size_t tally_diag_count(const tally_diag_t *d);

@@ -39,6 +39,13 @@ static int job_verror(char *err, size_t errlen, const tally_jpath_t *path,
   return TALLY_EJOB;
 }
 
+/* Writes "path: message" (a fixed message) and returns TALLY_EJOB. */
+static int job_verror_path(char *err, size_t errlen, const tally_jpath_t *path,
+                           const char *msg) {
+  snprintf(err, errlen, "%s: %s", path->buf, msg);
+  return TALLY_EJOB;
+}
+
 /* Writes a message about the job as a whole and returns TALLY_EJOB. */
 static int job_error(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -124,6 +131,10 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                      (size_t)(end - text));
   if (!cJSON_IsObject(job->root))
     return job_error(err, errlen, "a job must be a JSON object");
+  tally_jpath_t at;
+  tally_jpath_init(&at);
+  if (tally_json_find_overflow(job->root, &at))
+    return job_verror_path(err, errlen, &at, TALLY_JSON_OVERFLOW);
 
   const cJSON *compilation = NULL, *type = NULL, *task = NULL;
   const cJSON *timestamp = NULL, *official = NULL, *tokened = NULL;

@@ -1,5 +1,6 @@
 /* String lengths, member texts and id checks on top of cJSON. */
 #include "json.h"
+#include "diag.h"
 
 #include <malloc.h>
 #include <math.h>
@@ -107,6 +108,21 @@ bool tally_json_too_deep(const char *text, size_t len) {
     } else if ((c == ']' || c == '}') && depth > 0) {
       depth--;
     }
+  }
+  return false;
+}
+
+bool tally_json_find_overflow(const cJSON *root, tally_jpath_t *path) {
+  if (cJSON_IsNumber(root))
+    return isinf(root->valuedouble);
+  size_t i = 0;
+  for (const cJSON *c = root ? root->child : NULL; c != NULL;
+       c = c->next, i++) {
+    size_t old = cJSON_IsObject(root) ? tally_jpath_key(path, c->string)
+                                      : tally_jpath_index(path, i);
+    if (tally_json_find_overflow(c, path))
+      return true;
+    tally_jpath_restore(path, old);
   }
   return false;
 }

@@ -27,6 +27,16 @@ bool tally_json_member_text(const char *text, size_t len, const char *key,
  * parses (CJSON_NESTING_LIMIT): the cause to name when a parse fails. */
 bool tally_json_too_deep(const char *text, size_t len);
 
+/* Finds the first number of root (depth first) that cJSON read as an
+ * infinity: its text was beyond a double's range (1e309). Returns true
+ * with its JSON path in path, or false. */
+struct tally_jpath_s;
+bool tally_json_find_overflow(const cJSON *root, struct tally_jpath_s *path);
+
+/* The message for such a number. */
+#define TALLY_JSON_OVERFLOW                                                    \
+  "number out of range (a double holds at most about 1.8e308)"
+
 /* Ids (submission, participant, contest, task) are at most this long. */
 #define TALLY_ID_MAX 1024
 

@@ -66,10 +66,11 @@ ParameterizedTestParameters(job_errors, names_the_field_and_the_problem) {
        "evaluations[\"0\"]: outcome must be a finite number"},
       {GMUL, EVALS("\"0\": [1], " REST),
        "evaluations[\"0\"]: outcome must be a finite number"},
+      /* Beyond a double: out of range (issue 10). */
       {GTHR, EVALS("\"0\": 1e999, " REST),
-       "evaluations[\"0\"]: outcome must be a finite number"},
+       "evaluations[\"0\"]: number out of range"},
       {GTHR, EVALS("\"0\": -1e999, " REST),
-       "evaluations[\"0\"]: outcome must be a finite number"},
+       "evaluations[\"0\"]: number out of range"},
       {GMIN, EVALS("\"0\": {\"text\": [\"x\"]}, " REST),
        "evaluations[\"0\"]: outcome is missing"},
       {SUM, EVALS("\"0\": {\"outcome\": \"1\"}, " REST),

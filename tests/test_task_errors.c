@@ -29,8 +29,7 @@ ParameterizedTestParameters(task_errors, reports_the_path_and_the_problem) {
       /* Top-level keys. */
       {TOP(", \"colour\": 1"), "task.json: colour: unknown key", 1},
       {TOP(", \"name\": \"u\""), "task.json: name: key appears twice", 1},
-      {TASK("GroupMin", "[[40, 2], [60, 2]]", TCS4, "") "",
-       "", 0},
+      {TASK("GroupMin", "[[40, 2], [60, 2]]", TCS4, "") "", "", 0},
       {"{\"score_type\": \"Sum\", \"score_type_parameters\": 1, "
        "\"testcases\": {\"a\": true}}",
        "task.json: name: is missing", 1},
@@ -50,10 +49,14 @@ ParameterizedTestParameters(task_errors, reports_the_path_and_the_problem) {
        "1, \"testcases\": {\"a\": true}}",
        "task.json: name: must not be empty", 1},
       /* score_type. */
-      {TASK("Foo", "1", TCS4, ""), "task.json: score_type: unknown score "
-                                   "type \"Foo\"", 1},
-      {TASK("groupmin", "1", TCS4, ""), "task.json: score_type: unknown "
-                                        "score type \"groupmin\"", 1},
+      {TASK("Foo", "1", TCS4, ""),
+       "task.json: score_type: unknown score "
+       "type \"Foo\"",
+       1},
+      {TASK("groupmin", "1", TCS4, ""),
+       "task.json: score_type: unknown "
+       "score type \"groupmin\"",
+       1},
       {"{\"name\": \"t\", \"score_type\": 3, \"score_type_parameters\": 1, "
        "\"testcases\": {\"a\": true}}",
        "task.json: score_type: must be a string", 1},
@@ -80,24 +83,27 @@ ParameterizedTestParameters(task_errors, reports_the_path_and_the_problem) {
        "task.json: feedback_level: must be \"restricted\", \"full\" or "
        "\"oi_restricted\"",
        1},
-      {TOP(", \"score_mode\": \"max\", \"feedback_level\": \"full\""), "",
-       0},
+      {TOP(", \"score_mode\": \"max\", \"feedback_level\": \"full\""), "", 0},
       {TOP(", \"time_limit\": 0"),
        "task.json: time_limit: must be a positive number of seconds", 1},
       {TOP(", \"time_limit\": -1.5"),
        "task.json: time_limit: must be a positive number of seconds", 1},
       {TOP(", \"time_limit\": \"1\""),
        "task.json: time_limit: must be a positive number of seconds", 1},
+      /* Beyond a double: out of range (issue 10), not "not a number". */
       {TOP(", \"time_limit\": 1e999"),
-       "task.json: time_limit: must be a positive number of seconds", 1},
+       "task.json: time_limit: number out of range", 1},
       /* testcases. */
-      {TASK("Sum", "1", "{}", ""), "task.json: testcases: the task has no "
-                                   "testcases", 1},
+      {TASK("Sum", "1", "{}", ""),
+       "task.json: testcases: the task has no "
+       "testcases",
+       1},
       {TASK("Sum", "1", "[\"a\"]", ""),
        "task.json: testcases: must be an object mapping codenames", 1},
       {TASK("Sum", "1", "{\"0\": 1}", ""),
        "task.json: testcases[\"0\"]: must be true, false or {\"public\": "
-       "bool}", 1},
+       "bool}",
+       1},
       {TASK("Sum", "1", "{\"a\": {\"public\": 1}}", ""),
        "task.json: testcases.a.public: must be true or false", 1},
       {TASK("Sum", "1", "{\"a\": {}}", ""),
@@ -116,115 +122,172 @@ ParameterizedTestParameters(task_errors, reports_the_path_and_the_problem) {
        "task.json: score_type_parameters: Sum takes one non-negative number",
        1},
       {TASK("Sum", "1e999", TCS4, ""),
-       "task.json: score_type_parameters: Sum takes one non-negative number",
-       1},
+       "task.json: score_type_parameters: number out of range", 1},
       /* The list of subtasks. */
-      {MIN("40"), "task.json: score_type_parameters: GroupMin takes a list "
-                  "with one entry per subtask", 1},
-      {MIN("[]"), "task.json: score_type_parameters: GroupMin needs at "
-                  "least one subtask", 1},
-      {MIN("[[40, 2], 7]"), "task.json: score_type_parameters[1]: subtask "
-                            "entry must be a list or an object", 1},
+      {MIN("40"),
+       "task.json: score_type_parameters: GroupMin takes a list "
+       "with one entry per subtask",
+       1},
+      {MIN("[]"),
+       "task.json: score_type_parameters: GroupMin needs at "
+       "least one subtask",
+       1},
+      {MIN("[[40, 2], 7]"),
+       "task.json: score_type_parameters[1]: subtask "
+       "entry must be a list or an object",
+       1},
       /* Max scores. */
-      {MIN("[[-1, 2], [60, 2]]"), "task.json: score_type_parameters[0][0]: "
-                                  "max score must be a non-negative finite "
-                                  "number", 1},
-      {MIN("[[40, 2], [1e999, 2]]"), "task.json: score_type_parameters[1][0]"
-                                     ": max score must be a non-negative "
-                                     "finite number", 1},
-      {MIN("[[\"40\", 2], [60, 2]]"), "task.json: score_type_parameters[0]"
-                                      "[0]: max score must be a "
-                                      "non-negative finite number", 1},
+      {MIN("[[-1, 2], [60, 2]]"),
+       "task.json: score_type_parameters[0][0]: "
+       "max score must be a non-negative finite "
+       "number",
+       1},
+      {MIN("[[40, 2], [1e999, 2]]"),
+       "task.json: score_type_parameters[1][0]"
+       ": number out of range",
+       1},
+      {MIN("[[\"40\", 2], [60, 2]]"),
+       "task.json: score_type_parameters[0]"
+       "[0]: max score must be a "
+       "non-negative finite number",
+       1},
       {MIN("[{\"max_score\": -5, \"testcases\": 4}]"),
        "task.json: score_type_parameters[0].max_score: max score must be a "
-       "non-negative finite number", 1},
+       "non-negative finite number",
+       1},
       /* Counts. */
-      {MIN("[[40, 0], [60, 2]]"), "task.json: score_type_parameters[0][1]: "
-                                  "count must be positive", 1},
-      {MIN("[[40, -2], [60, 2]]"), "task.json: score_type_parameters[0][1]: "
-                                   "count must be positive", 1},
-      {MIN("[[40, 1.5], [60, 2]]"), "task.json: score_type_parameters[0][1]"
-                                    ": count must be a whole number", 1},
-      {MIN("[[40, 2], [60, 3]]"), "task.json: score_type_parameters[1][1]: "
-                                  "counts ask for at least 5 testcases but "
-                                  "the task has 4", 1},
-      {MIN("[[40, 5]]"), "task.json: score_type_parameters[0][1]: counts ask "
-                         "for at least 5 testcases but the task has 4", 1},
+      {MIN("[[40, 0], [60, 2]]"),
+       "task.json: score_type_parameters[0][1]: "
+       "count must be positive",
+       1},
+      {MIN("[[40, -2], [60, 2]]"),
+       "task.json: score_type_parameters[0][1]: "
+       "count must be positive",
+       1},
+      {MIN("[[40, 1.5], [60, 2]]"),
+       "task.json: score_type_parameters[0][1]"
+       ": count must be a whole number",
+       1},
+      {MIN("[[40, 2], [60, 3]]"),
+       "task.json: score_type_parameters[1][1]: "
+       "counts ask for at least 5 testcases but "
+       "the task has 4",
+       1},
+      {MIN("[[40, 5]]"),
+       "task.json: score_type_parameters[0][1]: counts ask "
+       "for at least 5 testcases but the task has 4",
+       1},
       /* Regexes. */
       {MIN("[[40, \"0\"], [60, \"x\"]]"),
        "task.json: score_type_parameters[1][1]: regex \"x\" matches no "
-       "testcase", 1},
-      {MIN("[[40, \"(\"]]"), "task.json: score_type_parameters[0][1]: regex "
-                             "does not compile", 1},
-      {MIN("[[40, \"[\"]]"), "task.json: score_type_parameters[0][1]: regex "
-                             "does not compile", 1},
-      /* Lists. */
-      {MIN("[[40, [\"0\", \"9\"]]]"), "task.json: score_type_parameters[0][1]"
-                                      "[1]: unknown testcase \"9\"", 1},
-      {MIN("[[40, []]]"), "task.json: score_type_parameters[0][1]: list of "
-                          "testcases is empty", 1},
-      {MIN("[[40, [0]]]"), "task.json: score_type_parameters[0][1][0]: "
-                           "codename must be a string", 1},
-      {MIN("[[40, [\"0\", \"0\"]]]"), "task.json: score_type_parameters[0][1]"
-                                      "[1]: testcase \"0\" is listed twice",
+       "testcase",
        1},
-      {MIN("[[40, true]]"), "task.json: score_type_parameters[0][1]: "
-                            "testcases must be a count, a regex or a list", 1},
+      {MIN("[[40, \"(\"]]"),
+       "task.json: score_type_parameters[0][1]: regex "
+       "does not compile",
+       1},
+      {MIN("[[40, \"[\"]]"),
+       "task.json: score_type_parameters[0][1]: regex "
+       "does not compile",
+       1},
+      /* Lists. */
+      {MIN("[[40, [\"0\", \"9\"]]]"),
+       "task.json: score_type_parameters[0][1]"
+       "[1]: unknown testcase \"9\"",
+       1},
+      {MIN("[[40, []]]"),
+       "task.json: score_type_parameters[0][1]: list of "
+       "testcases is empty",
+       1},
+      {MIN("[[40, [0]]]"),
+       "task.json: score_type_parameters[0][1][0]: "
+       "codename must be a string",
+       1},
+      {MIN("[[40, [\"0\", \"0\"]]]"),
+       "task.json: score_type_parameters[0][1]"
+       "[1]: testcase \"0\" is listed twice",
+       1},
+      {MIN("[[40, true]]"),
+       "task.json: score_type_parameters[0][1]: "
+       "testcases must be a count, a regex or a list",
+       1},
       /* Mixed forms. */
       {MIN("[[40, 2], [60, \"1\"]]"),
        "task.json: score_type_parameters[1][1]: testcases is a regex but "
-       "subtask 0 uses a count", 1},
+       "subtask 0 uses a count",
+       1},
       {MIN("[[40, [\"0\"]], [60, 2]]"),
        "task.json: score_type_parameters[1][1]: testcases is a count but "
-       "subtask 0 uses a list of codenames", 1},
+       "subtask 0 uses a list of codenames",
+       1},
       {MIN("[{\"max_score\": 40, \"testcases\": \"0\"}, [60, [\"2\"]]]"),
        "task.json: score_type_parameters[1][1]: testcases is a list of "
-       "codenames but subtask 0 uses a regex", 1},
+       "codenames but subtask 0 uses a regex",
+       1},
       /* Entry shapes. */
-      {MIN("[[40, 2, 1]]"), "task.json: score_type_parameters[0][2]: extra "
-                            "element", 1},
-      {MIN("[[40]]"), "task.json: score_type_parameters[0]: GroupMin subtask "
-                      "entries are [max_score, testcases]", 1},
-      {THR("[[40, 2, 0.5, 7]]"), "task.json: score_type_parameters[0][3]: "
-                                 "extra element", 1},
+      {MIN("[[40, 2, 1]]"),
+       "task.json: score_type_parameters[0][2]: extra "
+       "element",
+       1},
+      {MIN("[[40]]"),
+       "task.json: score_type_parameters[0]: GroupMin subtask "
+       "entries are [max_score, testcases]",
+       1},
+      {THR("[[40, 2, 0.5, 7]]"),
+       "task.json: score_type_parameters[0][3]: "
+       "extra element",
+       1},
       {MIN("[{\"max_score\": 40, \"testcases\": 2, \"colour\": 1}]"),
        "task.json: score_type_parameters[0].colour: unknown key for a "
-       "GroupMin subtask", 1},
+       "GroupMin subtask",
+       1},
       {MIN("[{\"max_score\": 40, \"testcases\": 2, \"threshold\": 1}]"),
        "task.json: score_type_parameters[0].threshold: unknown key for a "
-       "GroupMin subtask", 1},
-      {MIN("[{\"testcases\": 2}]"), "task.json: score_type_parameters[0]: "
-                                    "max_score is missing", 1},
-      {MIN("[{\"max_score\": 2}]"), "task.json: score_type_parameters[0]: "
-                                    "testcases is missing", 1},
+       "GroupMin subtask",
+       1},
+      {MIN("[{\"testcases\": 2}]"),
+       "task.json: score_type_parameters[0]: "
+       "max_score is missing",
+       1},
+      {MIN("[{\"max_score\": 2}]"),
+       "task.json: score_type_parameters[0]: "
+       "testcases is missing",
+       1},
       {MIN("[{\"max_score\": 40, \"testcases\": 2, "
            "\"always_show_testcases\": 1}]"),
        "task.json: score_type_parameters[0].always_show_testcases: "
-       "always_show_testcases must be true or false", 1},
+       "always_show_testcases must be true or false",
+       1},
       /* Thresholds. */
-      {THR("[[40, 2]]"), "task.json: score_type_parameters[0]: "
-                         "GroupThreshold subtask entries are [max_score, "
-                         "testcases, threshold]: threshold is missing", 1},
+      {THR("[[40, 2]]"),
+       "task.json: score_type_parameters[0]: "
+       "GroupThreshold subtask entries are [max_score, "
+       "testcases, threshold]: threshold is missing",
+       1},
       {THR("[[40, 2, 0.5], [60, 2, 0]]"),
        "task.json: score_type_parameters[1][2]: threshold must be a positive "
-       "number", 1},
+       "number",
+       1},
       {THR("[[40, 2, -1], [60, 2, 1]]"),
        "task.json: score_type_parameters[0][2]: threshold must be a positive "
-       "number", 1},
+       "number",
+       1},
       {THR("[[40, 2, \"1\"], [60, 2, 1]]"),
        "task.json: score_type_parameters[0][2]: threshold must be a positive "
-       "number", 1},
+       "number",
+       1},
       {THR("[[40, 2, 1e999], [60, 2, 1]]"),
-       "task.json: score_type_parameters[0][2]: threshold must be a positive "
-       "number", 1},
+       "task.json: score_type_parameters[0][2]: number out of range", 1},
       {THR("[[40, 2, null], [60, 2, 1]]"),
        "task.json: score_type_parameters[0][2]: threshold must be a positive "
-       "number", 1},
+       "number",
+       1},
       {THR("[{\"max_score\": 40, \"testcases\": 4}]"),
        "task.json: score_type_parameters[0]: threshold is missing", 1},
       {THR("[{\"max_score\": 40, \"testcases\": 4, \"threshold\": 0}]"),
        "task.json: score_type_parameters[0].threshold: threshold must be a "
-       "positive number", 1},
+       "positive number",
+       1},
   };
   return cr_make_param_array(config_case_t, cases,
                              sizeof(cases) / sizeof(cases[0]));
@@ -238,8 +301,8 @@ ParameterizedTest(config_case_t *c, task_errors,
             "config %s\nexpected a message containing:\n  %s\ngot:\n%s",
             c->json, c->expected, errors);
   cr_expect_eq(ts_count_lines(errors), (size_t)c->nerrors,
-               "config %s\nexpected %d messages, got:\n%s", c->json,
-               c->nerrors, errors);
+               "config %s\nexpected %d messages, got:\n%s", c->json, c->nerrors,
+               errors);
   /* A task comes back exactly when there is no error. */
   tally_task_t *task = ts_task(c->json, NULL, 0);
   cr_expect_eq(task == NULL, c->nerrors > 0);
@@ -250,8 +313,7 @@ ParameterizedTest(config_case_t *c, task_errors,
 Test(task_errors, names_the_line_of_invalid_json) {
   char *errors = ts_task_errors("{\n\"name\": \"t\",\n  oops\n}");
   cr_assert_not_null(errors);
-  cr_expect(strstr(errors, "task.json: invalid JSON at line 3, column") !=
-                NULL,
+  cr_expect(strstr(errors, "task.json: invalid JSON at line 3, column") != NULL,
             "%s", errors);
   cr_expect_eq(ts_count_lines(errors), 1, "%s", errors);
   free(errors);
@@ -370,8 +432,9 @@ ParameterizedTestParameters(task_errors, accepts_every_documented_form) {
       {TASK("GroupMul", "[[12.5, 4]]", TCS4, ""), 12.5, 0, 1},
       {TASK("Sum", "2.5", TCS4, ""), 10, 5, 0},
       {TASK("Sum", "0", TCS4, ""), 0, 0, 0},
-      {TASK("Sum", "1", "{\"a\": {\"public\": true}, \"b\": {\"public\": "
-                        "false}}",
+      {TASK("Sum", "1",
+            "{\"a\": {\"public\": true}, \"b\": {\"public\": "
+            "false}}",
             ""),
        2, 1, 0},
   };
