@@ -200,11 +200,10 @@ static const char *parse_url(tally_redis_url_t *u, const char *url, char *buf,
   u->port = 6379;
   if (port != NULL) {
     size_t pl = (size_t)(tail - port);
-    long v = 0;
-    for (size_t i = 0; i < pl && v <= 65535; i++)
-      v = port[i] >= '0' && port[i] <= '9' ? v * 10 + (port[i] - '0')
-                                           : -1000000;
-    if (pl == 0 || v <= 0 || v > 65535)
+    long v = pl == 0 ? -1 : 0;
+    for (size_t i = 0; i < pl && v >= 0 && v <= 65535; i++)
+      v = port[i] >= '0' && port[i] <= '9' ? v * 10 + (port[i] - '0') : -1;
+    if (v <= 0 || v > 65535)
       return "the port must be a number from 1 to 65535";
     u->port = (int)v;
   }
@@ -231,9 +230,11 @@ static void redact(const char *url, char *out, size_t outlen,
   const char *skip_from = NULL, *skip_to = NULL; /* the user info part */
   const char *q_from = NULL, *q_to = NULL;       /* the query part */
   const char *scheme = strstr(url, "://");
+  const char *rest = url; /* where the query may start: after the user info */
   if (scheme != NULL) {
     const char *auth = scheme + 3;
     size_t alen = strcspn(auth, strncmp(url, "unix", 4) == 0 ? "/" : "/?");
+    rest = auth + alen;
     const char *at = NULL;
     for (const char *p = auth; p < auth + alen; p++)
       if (*p == '@')
@@ -244,7 +245,7 @@ static void redact(const char *url, char *out, size_t outlen,
       skip_to = mask || colon != auth ? at : at + 1;
     }
   }
-  const char *q = strchr(url, '?');
+  const char *q = strchr(rest, '?');
   for (const char *p = q; p != NULL && *p != '\0';) {
     if (strncmp(p + 1, "password=", 9) == 0) {
       const char *end = p + 10 + strcspn(p + 10, "&");
@@ -291,6 +292,10 @@ int tally_redis_credentials(const char *url, const char *password_file,
   char *password = u.password;
   u.password = NULL;
   tally_redis_url_free(&u);
+  if (password != NULL && password[0] == '\0') {
+    free(password); /* an empty password is none */
+    password = NULL;
+  }
   int rc = 0;
   if (password_file != NULL) {
     if (password != NULL) {
@@ -377,6 +382,10 @@ int tally_redis_url_parse(tally_redis_url_t *u, const char *url, char *err,
   memset(u, 0, sizeof(*u));
   char buf[256];
   const char *bad = parse_url(u, url, buf, sizeof(buf));
+  if (u->password != NULL && u->password[0] == '\0') {
+    free(u->password); /* "user:@": no password, as the environment's "" */
+    u->password = NULL;
+  }
   char shown[1024];
   redact(url, shown, sizeof(shown), "***");
   if (bad == NULL && u->password == NULL) {
