@@ -664,7 +664,22 @@ static void kill_rescores_then_finish(const char *finisher) {
     const char *args[] = {"rescore", "--tasks", tc_at("tasks"),
                           "--redis", srv.url,   "--changed",
                           NULL};
+    char *before = cmd_str("HGET tally:taskversions alpha");
     pid_t pid = tc_start(args, NULL, dir);
+    /* The last rescore is killed only once it has recorded its version:
+     * one killed before that left nothing to finish (the version still
+     * differs, which the next --changed takes up), and --stale finishes
+     * only what a --changed began. */
+    for (int waited = 0; round == 5 && waited < 3000; waited++) {
+      char *now = cmd_str("HGET tally:taskversions alpha");
+      bool moved = now != NULL && (before == NULL || strcmp(now, before) != 0);
+      free(now);
+      if (moved)
+        break;
+      struct timespec tick = {0, 10 * 1000000L};
+      nanosleep(&tick, NULL);
+    }
+    free(before);
     seed = seed * 1103515245u + 12345u;
     struct timespec ts = {0, (long)(5 + (seed >> 16) % 200) * 1000000L};
     nanosleep(&ts, NULL);
