@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "worker/jsonw.h"
+#include "config/jsonw.h"
 
 #define BENCH_NSUBTASKS 5
 

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "bench_jobs.h"
-#include "worker/engine.h"
+#include "engine/engine.h"
 
 enum {
   PER_SUBTASK = 20,

@@ -22,7 +22,7 @@
 #include <hiredis/hiredis.h>
 
 #include "bench_jobs.h"
-#include "worker/engine.h"
+#include "engine/engine.h"
 
 enum {
   PER_SUBTASK = 10,
@@ -659,7 +659,7 @@ static void *follower(void *arg) {
 
 /* ---- The bare cycle ----------------------------------------------------- */
 
-/* tallyd's post script (daemon/scripts.c) without the owner check: for
+/* tallyd's post script (redis/scripts.c) without the owner check: for
  * each entry, read the job, post the result, write the record, XACK, XDEL.
  * The arguments are laid out as tallyd lays out its own. */
 static const char bare_script[] =

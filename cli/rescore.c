@@ -1,10 +1,10 @@
 /* Rescoring stored submissions from their jobs (docs/contest.md): see
  * rescore.h. */
-#include "rescore.h"
+#include "cli/rescore.h"
 
-#include "../worker/engine.h"
-#include "redis.h"
-#include "scripts.h"
+#include "engine/engine.h"
+#include "redis/redis.h"
+#include "redis/scripts.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../worker/taskset.h"
+#include "engine/taskset.h"
 
 /* How far a rescore is; what its progress callback and the hash
  * <p>:rescore show. */

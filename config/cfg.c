@@ -1,8 +1,8 @@
 /* Table-driven strict decoding of config objects, and JSON parsing with
  * positions in the error. */
-#include "cfg.h"
-#include "error.h"
-#include "json.h"
+#include "config/cfg.h"
+#include "config/error.h"
+#include "config/json.h"
 
 #include <math.h>
 #include <stdint.h>

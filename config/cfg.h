@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "diag.h"
+#include "config/diag.h"
 
 typedef struct tally_cfg_key_s tally_cfg_key_t;
 

@@ -1,6 +1,6 @@
 /* Error collection with file names and JSON paths for the config decoders. */
-#include "diag.h"
-#include "error.h"
+#include "config/diag.h"
+#include "config/error.h"
 
 #include <ctype.h>
 #include <stdarg.h>

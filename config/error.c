@@ -1,5 +1,5 @@
 /* Messages for the error codes of error.h. */
-#include "error.h"
+#include "config/error.h"
 
 const char *tally_strerror(int code) {
   switch (code) {

@@ -2,9 +2,9 @@
  * task. Unknown top-level keys are ignored, so platforms may carry their
  * own metadata; the keys tally reads may appear once, and evaluation
  * objects are strict. */
-#include "job.h"
-#include "diag.h"
-#include "json.h"
+#include "config/job.h"
+#include "config/diag.h"
+#include "config/json.h"
 
 #include <math.h>
 #include <stdarg.h>

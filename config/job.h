@@ -3,8 +3,8 @@
 #ifndef TALLY_JOB_H
 #define TALLY_JOB_H
 
-#include "../scoretypes/scoretype.h"
-#include "../tasktypes/tasktype.h"
+#include "scoretypes/scoretype.h"
+#include "tasktypes/tasktype.h"
 
 /* The job key "type": a job to score, or a token used on a submission. */
 typedef enum tally_job_type_e {

@@ -1,6 +1,6 @@
 /* String lengths, member texts and id checks on top of cJSON. */
-#include "json.h"
-#include "diag.h"
+#include "config/json.h"
+#include "config/diag.h"
 
 #include <malloc.h>
 #include <math.h>

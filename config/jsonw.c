@@ -1,5 +1,5 @@
 /* The buffer and the JSON writer of jsonw.h. */
-#include "jsonw.h"
+#include "config/jsonw.h"
 
 #include <math.h>
 #include <stdint.h>

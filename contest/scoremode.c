@@ -1,6 +1,6 @@
 /* The score modes: a participant's task score from their submissions'
  * results, following CMS's task_score (cms/grading/scoring.py). */
-#include "scoremode.h"
+#include "contest/scoremode.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "scoretype.h"
+#include "scoretypes/scoretype.h"
 
 /* tally_score_mode_t, the task key score_mode, is in scoretype.h. */
 
@@ -68,7 +68,7 @@ int tally_submission_read_result(tally_submission_t *s, const cJSON *result,
 
 /* Fills both sides of s from res, the result of a job scored with task,
  * exactly as tally_submission_read_result would from the result object
- * tally writes for it (worker/render.c), without writing and reading that
+ * tally writes for it (engine/render.c), without writing and reading that
  * text; marks s scored. Returns 0, or TALLY_ENOMEM with s unscored and
  * its sides empty. */
 int tally_submission_set_result(tally_submission_t *s, const tally_task_t *task,

@@ -1,8 +1,8 @@
 /* The dispatcher: from the jobs stream to the workers and back, each
  * outcome posted once, fenced by the stream scripts. */
-#include "dispatch.h"
-#include "../config/error.h"
-#include "../worker/frame.h"
+#include "daemon/dispatch.h"
+#include "config/error.h"
+#include "worker/frame.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>

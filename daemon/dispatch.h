@@ -13,10 +13,10 @@
 
 #include <uv.h>
 
-#include "log.h"
-#include "pool.h"
-#include "redis.h"
-#include "scripts.h"
+#include "daemon/log.h"
+#include "daemon/pool.h"
+#include "redis/redis.h"
+#include "redis/scripts.h"
 
 typedef struct tally__job_s tally__job_t;
 typedef struct tally_dispatch_s tally_dispatch_t;

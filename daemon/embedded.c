@@ -1,7 +1,7 @@
 /* Starts, supervises and stops the redis-server child of the embedded
  * mode, and clears away one left over from a tallyd that died. */
-#include "embedded.h"
-#include "../config/error.h"
+#include "daemon/embedded.h"
+#include "config/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

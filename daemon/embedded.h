@@ -10,7 +10,7 @@
 
 #include <uv.h>
 
-#include "log.h"
+#include "daemon/log.h"
 
 /* The files redis-server keeps in the data folder, beside its append-only
  * files (appendonlydir/). */

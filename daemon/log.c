@@ -1,6 +1,6 @@
 /* One log line per event, as text or JSON. */
-#include "log.h"
-#include "../worker/jsonw.h"
+#include "daemon/log.h"
+#include "config/jsonw.h"
 
 #include <stdarg.h>
 #include <time.h>

@@ -1,8 +1,8 @@
 /* The worker pool: spawns tally-worker processes, sends them job batches
  * over pipes, and replaces the ones that die, hang or misbehave. */
-#include "pool.h"
-#include "../config/error.h"
-#include "../worker/frame.h"
+#include "daemon/pool.h"
+#include "config/error.h"
+#include "worker/frame.h"
 
 #include <inttypes.h>
 #include <signal.h>

@@ -15,7 +15,7 @@
 
 #include <uv.h>
 
-#include "log.h"
+#include "daemon/log.h"
 
 typedef struct tally_pool_s tally_pool_t;
 typedef struct tally_pool_job_s tally_pool_job_t;

@@ -1,7 +1,7 @@
 /* tallyd's automatic rescore: one `tally rescore` child at a time, and the
  * runs asked for while it ran, one after another. */
-#include "rescorer.h"
-#include "../config/error.h"
+#include "daemon/rescore_child.h"
+#include "config/error.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -13,9 +13,9 @@ static const char *const kind_flag[TALLY_RESCORE_KINDS] = {
     [TALLY_RESCORE_STALE] = "--stale",
 };
 
-static void start_next(tally_rescorer_t *r);
+static void start_next(tally_rescore_child_t *r);
 
-static void free_strings(tally_rescorer_t *r) {
+static void free_strings(tally_rescore_child_t *r) {
   free((char *)r->opt.tally);
   free((char *)r->opt.url);
   free((char *)r->opt.prefix);
@@ -25,8 +25,8 @@ static void free_strings(tally_rescorer_t *r) {
   r->tasks = NULL;
 }
 
-int tally_rescorer_init(uv_loop_t *loop, tally_rescorer_t *r,
-                        const tally_rescorer_options_t *opt) {
+int tally_rescore_child_init(uv_loop_t *loop, tally_rescore_child_t *r,
+                        const tally_rescore_child_options_t *opt) {
   memset(r, 0, sizeof(*r));
   r->loop = loop;
   r->opt = *opt;
@@ -44,7 +44,7 @@ int tally_rescorer_init(uv_loop_t *loop, tally_rescorer_t *r,
   return 0;
 }
 
-int tally_rescorer_set_tasks(tally_rescorer_t *r, const char *tasks) {
+int tally_rescore_child_set_tasks(tally_rescore_child_t *r, const char *tasks) {
   char *copy = strdup(tasks);
   if (copy == NULL)
     return TALLY_ENOMEM;
@@ -54,7 +54,7 @@ int tally_rescorer_set_tasks(tally_rescorer_t *r, const char *tasks) {
 }
 
 static void on_timer_closed(uv_handle_t *h) {
-  tally_rescorer_t *r = h->data;
+  tally_rescore_child_t *r = h->data;
   free_strings(r);
   if (r->close_cb)
     r->close_cb(r);
@@ -63,7 +63,7 @@ static void on_timer_closed(uv_handle_t *h) {
 /* The child's handle is closed: the next run starts, or, while r closes,
  * the timer closes last. */
 static void on_proc_closed(uv_handle_t *h) {
-  tally_rescorer_t *r = h->data;
+  tally_rescore_child_t *r = h->data;
   r->running = false;
   if (r->closing) {
     uv_timer_stop(&r->kill_timer);
@@ -74,7 +74,7 @@ static void on_proc_closed(uv_handle_t *h) {
 }
 
 static void on_exit_cb(uv_process_t *proc, int64_t status, int term_signal) {
-  tally_rescorer_t *r = proc->data;
+  tally_rescore_child_t *r = proc->data;
   const char *flag = kind_flag[r->kind];
   if (term_signal != 0) {
     r->failures++;
@@ -94,7 +94,7 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int term_signal) {
 }
 
 /* Spawns the child of the first kind asked for, if any. */
-static void start_next(tally_rescorer_t *r) {
+static void start_next(tally_rescore_child_t *r) {
   if (r->running || r->closing || r->tasks == NULL)
     return;
   int k = 0;
@@ -151,7 +151,7 @@ static void start_next(tally_rescorer_t *r) {
             r->tasks);
 }
 
-void tally_rescorer_run(tally_rescorer_t *r, tally_rescore_kind_t kind) {
+void tally_rescore_child_run(tally_rescore_child_t *r, tally_rescore_kind_t kind) {
   if (r->closing || kind < 0 || kind >= TALLY_RESCORE_KINDS)
     return;
   if (r->running && !r->want[kind])
@@ -163,7 +163,7 @@ void tally_rescorer_run(tally_rescorer_t *r, tally_rescore_kind_t kind) {
 }
 
 static void on_kill_timer(uv_timer_t *t) {
-  tally_rescorer_t *r = t->data;
+  tally_rescore_child_t *r = t->data;
   if (!r->running)
     return;
   tally_log(r->opt.log, TALLY_LOG_WARN, "rescore.kill",
@@ -171,8 +171,8 @@ static void on_kill_timer(uv_timer_t *t) {
   uv_process_kill(&r->proc, SIGKILL);
 }
 
-void tally_rescorer_close(tally_rescorer_t *r, uint64_t grace_ms,
-                          void (*close_cb)(tally_rescorer_t *r)) {
+void tally_rescore_child_close(tally_rescore_child_t *r, uint64_t grace_ms,
+                          void (*close_cb)(tally_rescore_child_t *r)) {
   if (r->closing)
     return;
   r->closing = true;

@@ -1,9 +1,9 @@
 /* tallyd's settings: one table of every setting, applied first from the
  * JSON config file and then from the command-line flags. */
-#include "settings.h"
-#include "../config/cfg.h"
-#include "../config/error.h"
-#include "redis.h"
+#include "daemon/settings.h"
+#include "config/cfg.h"
+#include "config/error.h"
+#include "redis/redis.h"
 
 #include <errno.h>
 #include <math.h>

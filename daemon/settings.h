@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../config/diag.h"
-#include "log.h"
+#include "config/diag.h"
+#include "daemon/log.h"
 
 typedef struct tally_settings_s {
   char *tasks;               /* --tasks DIR: required */

@@ -1,12 +1,12 @@
 /* tallyd: the daemon that scores the jobs of a Redis stream with a pool of
  * worker processes and posts each result exactly once. */
-#include "../worker/plugins.h"
-#include "../worker/taskset.h"
-#include "dispatch.h"
-#include "embedded.h"
-#include "pool.h"
-#include "rescorer.h"
-#include "settings.h"
+#include "engine/plugins.h"
+#include "engine/taskset.h"
+#include "daemon/dispatch.h"
+#include "daemon/embedded.h"
+#include "daemon/pool.h"
+#include "daemon/rescore_child.h"
+#include "daemon/settings.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,9 +38,9 @@ typedef struct tallyd_s {
   bool pool_up;
   tally_pool_t pool;
   tally_dispatch_t disp;
-  bool rescorer_up; /* resc is initialised (--auto-rescore) */
+  bool rescore_child_up; /* resc is initialised (--auto-rescore) */
   bool rescored;    /* the rescore at start has been asked for */
-  tally_rescorer_t resc;
+  tally_rescore_child_t resc;
   bool pidfile_written;
   int pidfile_fd; /* holds the lock on --pidfile; -1 when none */
   uv_signal_t sigterm, sigint, sighup;
@@ -418,9 +418,9 @@ static void on_drained(tally_dispatch_t *d) {
 
 static void on_ready(tally_dispatch_t *d) {
   tallyd_t *t = d->data;
-  if (t->rescorer_up && !t->rescored) {
+  if (t->rescore_child_up && !t->rescored) {
     t->rescored = true;
-    tally_rescorer_run(&t->resc, TALLY_RESCORE_CHANGED);
+    tally_rescore_child_run(&t->resc, TALLY_RESCORE_CHANGED);
   }
 }
 
@@ -434,15 +434,15 @@ static void on_fatal(tally_dispatch_t *d, const char *why) {
   t->stopping = true;
   tally_log(&t->log, TALLY_LOG_ERROR, "stop",
             "cannot run beside the other tallyd: draining");
-  if (t->rescorer_up)
-    tally_rescorer_close(&t->resc, RESCORE_GRACE_MS, NULL);
+  if (t->rescore_child_up)
+    tally_rescore_child_close(&t->resc, RESCORE_GRACE_MS, NULL);
   tally_dispatch_drain(&t->disp, t->set.drain_timeout, on_drained);
 }
 
 static void on_stale(tally_dispatch_t *d) {
   tallyd_t *t = d->data;
-  if (t->rescorer_up)
-    tally_rescorer_run(&t->resc, TALLY_RESCORE_STALE);
+  if (t->rescore_child_up)
+    tally_rescore_child_run(&t->resc, TALLY_RESCORE_STALE);
 }
 
 static void start_reload(tallyd_t *t);
@@ -466,12 +466,12 @@ static void apply_reload(tallyd_t *t, char *path) {
   t->snap = path;
   tally_log(&t->log, TALLY_LOG_INFO, "reload",
             "workers are being replaced with the new config");
-  if (t->rescorer_up) {
-    if (tally_rescorer_set_tasks(&t->resc, t->snap) != 0)
+  if (t->rescore_child_up) {
+    if (tally_rescore_child_set_tasks(&t->resc, t->snap) != 0)
       tally_log(&t->log, TALLY_LOG_ERROR, "rescore",
                 "out of memory: no rescore for this reload");
     else
-      tally_rescorer_run(&t->resc, TALLY_RESCORE_CHANGED);
+      tally_rescore_child_run(&t->resc, TALLY_RESCORE_CHANGED);
   }
 }
 
@@ -484,7 +484,7 @@ static void reload_work(uv_work_t *req) {
   t->reload_rc = load_configs(t, &t->reload_path);
 }
 
-/* Back on the loop: the new snapshot goes to the pool and the rescorer. */
+/* Back on the loop: the new snapshot goes to the pool and the rescore child. */
 static void reload_done(uv_work_t *req, int status) {
   tallyd_t *t = req->data;
   char *path = t->reload_path;
@@ -542,8 +542,8 @@ static void on_signal(uv_signal_t *h, int signum) {
   }
   t->stopping = true;
   tally_log(&t->log, TALLY_LOG_INFO, "stop", "%s: draining", strsignal(signum));
-  if (t->rescorer_up)
-    tally_rescorer_close(&t->resc, RESCORE_GRACE_MS, NULL);
+  if (t->rescore_child_up)
+    tally_rescore_child_close(&t->resc, RESCORE_GRACE_MS, NULL);
   tally_dispatch_drain(&t->disp, t->set.drain_timeout, on_drained);
 }
 
@@ -661,17 +661,17 @@ static int start(tallyd_t *t) {
   }
   t->pool_up = true;
   if (t->set.auto_rescore) {
-    tally_rescorer_options_t ro = {
+    tally_rescore_child_options_t ro = {
         .tally = t->set.tally,
         .url = url,
         .prefix = t->set.prefix,
         .plugins = t->set.plugins,
         .log = &t->log,
     };
-    int rc = tally_rescorer_init(t->loop, &t->resc, &ro);
+    int rc = tally_rescore_child_init(t->loop, &t->resc, &ro);
     if (rc == 0) {
-      t->rescorer_up = true;
-      rc = tally_rescorer_set_tasks(&t->resc, t->snap);
+      t->rescore_child_up = true;
+      rc = tally_rescore_child_set_tasks(&t->resc, t->snap);
     }
     if (rc != 0) {
       tally_log(&t->log, TALLY_LOG_ERROR, "rescore", "out of memory");
@@ -758,8 +758,8 @@ int main(int argc, char **argv) {
     /* Nothing was read yet: close what was opened and go. */
     if (t.pool_up)
       tally_pool_close(&t.pool, 0, NULL);
-    if (t.rescorer_up)
-      tally_rescorer_close(&t.resc, 0, NULL);
+    if (t.rescore_child_up)
+      tally_rescore_child_close(&t.resc, 0, NULL);
     if (t.embedded)
       tally_embedded_stop(&t.emb, EMBEDDED_GRACE_MS, NULL);
     finish(&t);

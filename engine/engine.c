@@ -1,7 +1,7 @@
 /* Job text to result text: decode, bind to the task, score, render; and
  * the summary and views of the job just scored. */
-#include "engine.h"
-#include "views.h"
+#include "engine/engine.h"
+#include "engine/views.h"
 
 #include <stdio.h>
 #include <string.h>

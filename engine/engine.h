@@ -4,8 +4,8 @@
 #ifndef TALLY_ENGINE_H
 #define TALLY_ENGINE_H
 
-#include "render.h"
-#include "taskset.h"
+#include "engine/render.h"
+#include "engine/taskset.h"
 
 /* tally_engine_score's answer for a token job, when the engine takes
  * them (accept_tokens). A positive code: it is not an error. */

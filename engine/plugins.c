@@ -1,7 +1,7 @@
 /* dlopen-based loading of plugins (score types, task types and
  * comparators), checked by ABI version. */
-#include "plugins.h"
-#include "../scoretypes/plugin.h"
+#include "engine/plugins.h"
+#include "engine/plugin.h"
 
 #include <dirent.h>
 #include <dlfcn.h>

@@ -3,7 +3,7 @@
 #ifndef TALLY_PLUGINS_H
 #define TALLY_PLUGINS_H
 
-#include "../scoretypes/registry.h"
+#include "engine/registry.h"
 
 typedef struct tally_plugins_s {
   void **handles;

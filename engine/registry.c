@@ -1,5 +1,5 @@
 /* The score-type table: built-ins first, then plugin registrations. */
-#include "registry.h"
+#include "engine/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>

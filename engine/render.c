@@ -1,5 +1,5 @@
 /* Renders results in CMS's detail shapes. */
-#include "render.h"
+#include "engine/render.h"
 
 #include <stdio.h>
 #include <stdlib.h>

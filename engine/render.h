@@ -2,8 +2,8 @@
 #ifndef TALLY_RENDER_H
 #define TALLY_RENDER_H
 
-#include "../config/job.h"
-#include "jsonw.h"
+#include "config/job.h"
+#include "config/jsonw.h"
 
 /* Scratch space reused from result to result. */
 typedef struct tally_render_s {

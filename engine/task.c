@@ -1,6 +1,6 @@
 /* The strict task config decoder. */
-#include "task.h"
-#include "cfg.h"
+#include "engine/task.h"
+#include "config/cfg.h"
 
 #include <math.h>
 #include <stdio.h>

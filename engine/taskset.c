@@ -1,5 +1,5 @@
 /* Task config loading from files and folders. */
-#include "taskset.h"
+#include "engine/taskset.h"
 
 #include <dirent.h>
 #include <errno.h>

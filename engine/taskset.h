@@ -2,7 +2,7 @@
 #ifndef TALLY_TASKSET_H
 #define TALLY_TASKSET_H
 
-#include "../config/task.h"
+#include "engine/task.h"
 
 /* The length of a config version: hex digits, without the NUL. */
 #define TALLY_VERSION_LEN 16

@@ -1,7 +1,7 @@
 /* Summaries, views and token bodies, written with the JSON writer. */
-#include "views.h"
+#include "engine/views.h"
 
-#include "../scoretypes/scoremode.h"
+#include "contest/scoremode.h"
 
 #include <math.h>
 #include <stdio.h>

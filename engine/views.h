@@ -4,7 +4,7 @@
 #ifndef TALLY_VIEWS_H
 #define TALLY_VIEWS_H
 
-#include "render.h"
+#include "engine/render.h"
 
 /* Whether job takes part in the contest state: it names both its
  * submission and its participant. The summary and the views of a job

@@ -1,8 +1,8 @@
 /* hiredis on libuv, written for tally: unlike the adapter shipped with
  * hiredis 0.14.1, a poll error (a refused or reset connection) reaches
  * hiredis, and every command and connect has a watchdog. */
-#include "redis.h"
-#include "../config/error.h"
+#include "redis/redis.h"
+#include "config/error.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

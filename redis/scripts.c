@@ -1,5 +1,5 @@
 /* The Lua scripts on the jobs stream, and the builders of their calls. */
-#include "scripts.h"
+#include "redis/scripts.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +31,7 @@
 
 /* The contest state (docs/contest.md), shared by the post and rescore
  * scripts: the key names, the task score of each score mode as
- * scoretypes/scoremode.c computes it, the rankings, and the JSON the
+ * contest/scoremode.c computes it, the rankings, and the JSON the
  * scripts write. Numbers are written by num(), never by cjson.encode,
  * which keeps 14 digits only; worker-rendered views are embedded as they
  * are. Each script sets P, the key prefix, before it calls any of it. */
@@ -70,7 +70,7 @@
   "local P10 = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}\n"             \
   "\n"                                                                         \
   "-- The shortest text that reads back as v, as tally_json_num writes it\n"   \
-  "-- (worker/jsonw.c). cjson.encode would keep only 14 digits.\n"             \
+  "-- (config/jsonw.c). cjson.encode would keep only 14 digits.\n"             \
   "local function num(v)\n"                                                    \
   "  if type(v) ~= 'number' or v ~= v or v == math.huge or\n"                  \
   "     v == -math.huge then\n"                                                \

@@ -1,7 +1,7 @@
 /* Group score types: subtasks decoded from score_type_parameters, scored by
  * a reduce function, with CMS's details and restricted-feedback flags. */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "scoretype.h"
+#include "scoretypes/scoretype.h"
 
 #include <math.h>
 #include <pcre2.h>

@@ -1,6 +1,6 @@
 /* Result buffers, Python-compatible rounding, and dispatch to a score
  * type's methods. */
-#include "scoretype.h"
+#include "scoretypes/scoretype.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,8 +9,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "../config/diag.h"
-#include "../config/error.h"
+#include "config/diag.h"
+#include "config/error.h"
 
 /* Bumped whenever tally_score_type_t, tally_task_t, tally_subtask_t,
  * tally_eval_t or tally_result_t change in a way a plugin could notice. */
@@ -57,7 +57,7 @@ typedef struct tally_subtask_s {
 } tally_subtask_t;
 
 /* A decoded task config. Everything is owned by the task and freed by
- * tally_task_free (config/task.h). */
+ * tally_task_free (engine/task.h). */
 typedef struct tally_task_s {
   char *name;
   const tally_score_type_t *type;

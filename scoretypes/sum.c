@@ -1,5 +1,5 @@
 /* Sum: each testcase is worth the same parameter, times its outcome. */
-#include "scoretype.h"
+#include "scoretypes/scoretype.h"
 
 #include <math.h>
 #include <stdio.h>

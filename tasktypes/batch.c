@@ -1,8 +1,8 @@
 /* Batch: each evaluation is an execution result; a failed run scores 0
  * with CMS's message, a run that ended well is judged by its output
  * (compared with the task's comparator) or by a checker's verdict. */
-#include "../config/json.h"
-#include "execution.h"
+#include "config/json.h"
+#include "tasktypes/execution.h"
 
 #include <string.h>
 

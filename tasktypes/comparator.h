@@ -10,8 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "../config/diag.h"
-#include "../config/error.h"
+#include "config/diag.h"
+#include "config/error.h"
 
 /* Bumped whenever tally_comparator_t or tally_compare_result_t change in a
  * way a plugin could notice. */

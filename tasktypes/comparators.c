@@ -1,5 +1,5 @@
 /* The table of built-in comparators. */
-#include "comparators.h"
+#include "tasktypes/comparators.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
 #ifndef TALLY_COMPARATORS_H
 #define TALLY_COMPARATORS_H
 
-#include "comparator.h"
+#include "tasktypes/comparator.h"
 
 /* The built-ins, NULL-terminated, in the order of docs/comparators.md. */
 extern const tally_comparator_t *const tally_comparators[];

@@ -1,7 +1,7 @@
 /* The comparators that read numbers: numeric_tolerance (token by token,
  * numbers within a tolerance) and last_number (the last number of the
  * output against the last one of the expected output). */
-#include "compare_util.h"
+#include "tasktypes/compare_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

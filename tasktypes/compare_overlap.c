@@ -2,7 +2,7 @@
  * the output: fuzzy (normalized Levenshtein similarity), contains,
  * token_f1 (SQuAD's F1), set_overlap (Jaccard or recall of line sets) and
  * element_ratio (line-by-line matches). */
-#include "compare_util.h"
+#include "tasktypes/compare_util.h"
 
 #include <stdint.h>
 #include <stdio.h>

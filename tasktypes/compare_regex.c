@@ -3,7 +3,7 @@
  * expected output. Match, depth and heap limits keep a pattern that
  * backtracks catastrophically from hanging the worker. */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "compare_util.h"
+#include "tasktypes/compare_util.h"
 
 #include <pcre2.h>
 #include <stdio.h>

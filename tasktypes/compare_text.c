@@ -1,6 +1,6 @@
 /* The comparators that need the texts to agree: white_diff (CMS's white
  * diff), exact (byte for byte) and normalized (SQuAD's exact match). */
-#include "compare_util.h"
+#include "tasktypes/compare_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* The helpers the built-in comparators share (compare_util.h). */
-#include "compare_util.h"
+#include "tasktypes/compare_util.h"
 
 #include <math.h>
 #include <stdarg.h>

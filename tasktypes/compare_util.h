@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "comparator.h"
+#include "tasktypes/comparator.h"
 #include "config/cfg.h"
 
 /* A run of bytes inside a buffer someone else owns. */

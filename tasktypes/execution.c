@@ -1,6 +1,6 @@
 /* The strict decoder of execution results, CMS's messages for failed
  * runs, and the checker output parser. */
-#include "execution.h"
+#include "tasktypes/execution.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #ifndef TALLY_EXECUTION_H
 #define TALLY_EXECUTION_H
 
-#include "tasktype.h"
+#include "tasktypes/tasktype.h"
 
 /* The "status" of a run, in the order of the names tally accepts. */
 typedef enum tally_exec_status_e {

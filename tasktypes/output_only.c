@@ -1,9 +1,9 @@
 /* Output only: each evaluation is the contestant's output for the
  * testcase, compared with the expected one; a testcase without one was
  * not submitted and scores 0. */
-#include "tasktype.h"
+#include "tasktypes/tasktype.h"
 
-#include "../config/json.h"
+#include "config/json.h"
 
 #include <string.h>
 

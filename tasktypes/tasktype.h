@@ -9,8 +9,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "../config/error.h"
-#include "comparator.h"
+#include "config/error.h"
+#include "tasktypes/comparator.h"
 
 /* Bumped whenever tally_task_type_t, tally_tt_input_t or tally_tt_eval_t
  * change in a way a plugin could notice. */
@@ -110,7 +110,7 @@ int tally_tt_compare(const tally_tt_input_t *in, const char *output,
                      size_t errlen);
 
 /* The table task configs find task types and comparators in: the one
- * score types live in (scoretypes/registry.h), which tally_registry_init
+ * score types live in (engine/registry.h), which tally_registry_init
  * fills with the built-ins of all three. */
 typedef struct tally_registry_s tally_registry_t;
 

@@ -1,7 +1,7 @@
 /* The task-type and comparator tables, the outcomes task type, and the
  * helpers task types share: texts, errors and comparisons. */
-#include "../scoretypes/registry.h"
-#include "comparators.h"
+#include "engine/registry.h"
+#include "tasktypes/comparators.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The tally child-process test fixture: see cli_fixture.h. */
 #include "cli_fixture.h"
-#include "worker/taskset.h"
+#include "engine/taskset.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
 #ifndef TALLY_TEST_SUPPORT_H
 #define TALLY_TEST_SUPPORT_H
 
-#include "worker/engine.h"
+#include "engine/engine.h"
 
 #include <stdbool.h>
 #include <stdio.h>

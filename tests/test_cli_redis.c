@@ -3,7 +3,7 @@
 #include "cli_fixture.h"
 #include "redis_fixture.h"
 #include "support.h"
-#include "worker/taskset.h"
+#include "engine/taskset.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

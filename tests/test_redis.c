@@ -1,6 +1,6 @@
 /* The libuv glue for hiredis against a real redis-server: commands,
  * refused and reset connections, a frozen server, and a restart. */
-#include "daemon/redis.h"
+#include "redis/redis.h"
 #include "redis_fixture.h"
 
 #include <criterion/criterion.h>

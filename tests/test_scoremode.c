@@ -1,7 +1,7 @@
 /* The score modes against CMS's task_score tests, and tally score --mode
  * run as a child process. */
 #include "cli_fixture.h"
-#include "scoretypes/scoremode.h"
+#include "contest/scoremode.h"
 #include "support.h"
 
 #include <criterion/criterion.h>

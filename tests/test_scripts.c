@@ -1,7 +1,7 @@
 /* The scripts on the jobs stream against a real redis-server: a result is
  * posted once, a late post from a consumer that lost the entry is dropped,
  * and history, claims, retries and releases keep the delivery counts. */
-#include "daemon/scripts.h"
+#include "redis/scripts.h"
 #include "redis_fixture.h"
 
 #include <criterion/criterion.h>

@@ -3,7 +3,7 @@
  * jobs, what the public stream and channel may carry, unscored
  * submissions, the automatic rescore child, and the pid file. */
 #include "cli_fixture.h"
-#include "scoretypes/scoremode.h"
+#include "contest/scoremode.h"
 #include "tallyd_fixture.h"
 
 #include <cjson/cJSON.h>

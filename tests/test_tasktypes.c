@@ -3,7 +3,7 @@
  * keys and data folders, and the table of task types. */
 #include "support.h"
 #include "tasktypes/execution.h"
-#include "worker/views.h"
+#include "engine/views.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

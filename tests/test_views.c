@@ -1,9 +1,9 @@
 /* What a worker sends for the contest state: config versions, summaries,
  * the public and full views at each feedback level, and token jobs. */
 #include "support.h"
-#include "worker/views.h"
+#include "engine/views.h"
 
-#include "scoretypes/scoremode.h"
+#include "contest/scoremode.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>

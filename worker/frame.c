@@ -1,5 +1,5 @@
 /* Frames and batches of frame.h: byte layouts only, no I/O. */
-#include "frame.h"
+#include "worker/frame.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../config/error.h"
-#include "jsonw.h"
+#include "config/error.h"
+#include "config/jsonw.h"
 
 /* A frame is a 4-byte big-endian payload length, then the payload. A frame
  * that announces more than TALLY_FRAME_MAX payload bytes is an error. See
@@ -76,7 +76,7 @@ int tally_frame_end(tally_buf_t *b, size_t mark);
  *
  * An id is a Redis stream entry id: 1 to TALLY_BATCH_ID_MAX bytes, with no
  * NUL byte. A job is the job's JSON text; a body is what the worker
- * writes for the status below (worker/engine.h). */
+ * writes for the status below (engine/engine.h). */
 #define TALLY_BATCH_ID_MAX 255
 
 typedef enum tally_batch_status_e {

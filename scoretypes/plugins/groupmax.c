@@ -1,6 +1,6 @@
 /* GroupMax, an example plugin: a subtask's fraction is the best of its
  * outcomes, as in Kattis, DOMjudge and Hydro. */
-#include "scoretypes/plugin.h"
+#include "engine/plugin.h"
 
 static const char *max_label(double outcome, const tally_subtask_t *st) {
   (void)st;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/engine.h"
+#include "engine/engine.h"
 
 /* Makes UBSan reports fatal, so libFuzzer counts them as crashes. */
 const char *__ubsan_default_options(void);

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "config/task.h"
+#include "engine/task.h"
 
 /* Makes UBSan reports fatal, so libFuzzer counts them as crashes. */
 const char *__ubsan_default_options(void);

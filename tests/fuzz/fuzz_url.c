@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/redis.h"
+#include "redis/redis.h"
 
 const char *__ubsan_default_options(void);
 const char *__ubsan_default_options(void) {

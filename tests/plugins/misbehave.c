@@ -1,7 +1,7 @@
 /* A plugin that misbehaves in its entry point, for the probe tests:
  * built three times, with TALLY_MISBEHAVE set to 1 (it crashes), 2 (it
  * calls exit) or 3 (it hangs). */
-#include "scoretypes/plugin.h"
+#include "engine/plugin.h"
 
 #include <signal.h>
 #include <stdlib.h>
