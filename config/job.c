@@ -1,9 +1,11 @@
-/* The job decoder: top-level fields first, then evaluations matched to a
- * task. Unknown top-level keys are ignored, so platforms may carry their
- * own metadata; the keys tally reads may appear once, and evaluation
- * objects are strict. */
+/* The job decoder: the top-level fields, and one evaluation at a time
+ * (engine/bind.c matches evaluations to a task's testcases). Unknown
+ * top-level keys are ignored, so platforms may carry their own metadata;
+ * the keys tally reads may appear once, and evaluation objects are
+ * strict. */
 #include "config/job.h"
 #include "config/diag.h"
+#include "config/error.h"
 #include "config/json.h"
 
 #include <math.h>
@@ -22,8 +24,6 @@ void tally_job_close(tally_job_t *job) {
   free(job->evals);
   free(job->seen);
   free(job->admin);
-  tally_text_free(&job->tt.message);
-  tally_text_free(&job->tt.admin);
   memset(job, 0, sizeof(*job));
 }
 
@@ -58,14 +58,10 @@ static int job_error(char *err, size_t errlen, const char *fmt, ...) {
   return rc;
 }
 
-/* Reports an error at evaluations[codename], or at its member sub. The
- * path is built here, on the error path only: a valid job formats none. */
-static int eval_error(char *err, size_t errlen, const char *codename,
-                      const char *sub, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int eval_error(char *err, size_t errlen, const char *codename,
-                      const char *sub, const char *fmt, ...) {
+/* The path is built here, on the error path only: a valid job formats
+ * none. */
+int tally_job_eval_error(char *err, size_t errlen, const char *codename,
+                         const char *sub, const char *fmt, ...) {
   tally_jpath_t path;
   tally_jpath_init(&path);
   tally_jpath_key(&path, "evaluations");
@@ -226,9 +222,8 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
   return 0;
 }
 
-/* Decodes one evaluation: a bare outcome, or an object. */
-static int decode_eval(const cJSON *v, tally_eval_t *ev, unsigned flags,
-                       char *err, size_t errlen) {
+int tally_job_decode_eval(const cJSON *v, tally_eval_t *ev, bool unit,
+                          char *err, size_t errlen) {
   const char *name = v->string;
   const char *at = NULL; /* the member the outcome came from */
   const cJSON *outcome = v;
@@ -246,177 +241,43 @@ static int decode_eval(const cJSON *v, tally_eval_t *ev, unsigned flags,
       else if (strcmp(m->string, "memory") == 0)
         slot = &ev->memory;
       if (slot == NULL)
-        return eval_error(err, errlen, name, m->string,
+        return tally_job_eval_error(err, errlen, name, m->string,
                           "unknown key (an evaluation has outcome, text, "
                           "time and memory)");
       if (*slot != NULL)
-        return eval_error(err, errlen, name, m->string, "key appears twice");
+        return tally_job_eval_error(err, errlen, name, m->string, "key appears twice");
       *slot = m;
       if (slot == &ev->text && !cJSON_IsString(m) && !cJSON_IsNull(m)) {
         if (!cJSON_IsArray(m))
-          return eval_error(err, errlen, name, m->string,
+          return tally_job_eval_error(err, errlen, name, m->string,
                             "must be a string or a list of strings");
         for (const cJSON *e = m->child; e; e = e->next)
           if (!cJSON_IsString(e))
-            return eval_error(err, errlen, name, m->string,
+            return tally_job_eval_error(err, errlen, name, m->string,
                               "must be a string or a list of strings");
       }
       if ((slot == &ev->time || slot == &ev->memory) && !cJSON_IsNull(m) &&
           (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) ||
            m->valuedouble < 0))
-        return eval_error(err, errlen, name, m->string,
+        return tally_job_eval_error(err, errlen, name, m->string,
                           "must be a non-negative number or null");
     }
     if (outcome == NULL)
-      return eval_error(err, errlen, name, NULL, "outcome is missing");
+      return tally_job_eval_error(err, errlen, name, NULL, "outcome is missing");
     at = "outcome";
   }
   if (!cJSON_IsNumber(outcome) || !isfinite(outcome->valuedouble))
-    return eval_error(err, errlen, name, at, "outcome must be a finite number");
+    return tally_job_eval_error(err, errlen, name, at, "outcome must be a finite number");
   ev->outcome = outcome->valuedouble;
-  if ((flags & TALLY_SCORE_UNIT_OUTCOMES) &&
-      (ev->outcome < 0.0 || ev->outcome > 1.0)) {
+  if (unit && (ev->outcome < 0.0 || ev->outcome > 1.0)) {
     /* The shortest digits that name the value exactly, so 1.0000001 is
      * not shown as 1. */
     char num[32];
     snprintf(num, sizeof(num), "%.15g", ev->outcome);
     if (strtod(num, NULL) != ev->outcome)
       snprintf(num, sizeof(num), "%.17g", ev->outcome);
-    return eval_error(err, errlen, name, at, "outcome %s is outside [0, 1]",
+    return tally_job_eval_error(err, errlen, name, at, "outcome %s is outside [0, 1]",
                       num);
   }
-  return 0;
-}
-
-/* Runs the task type on testcase at (its evaluation v, NULL when
- * missing) and stores what it made in job->evals[at], job->made and
- * job->admin[at]. */
-static int evaluate(tally_job_t *job, const tally_task_t *task, size_t at,
-                    const cJSON *v, char *err, size_t errlen) {
-  tally_tt_eval_t *tt = &job->tt;
-  tt->outcome = 0.0;
-  tt->time = tt->memory = NULL;
-  if (tally_text_set(&tt->message, "", 0) != 0 ||
-      tally_text_set(&tt->admin, "", 0) != 0)
-    return TALLY_ENOMEM;
-  tally_tt_input_t in = {
-      .codename = task->testcases[at].codename,
-      .eval = v,
-      .expected = task->expected != NULL ? &task->expected[at] : NULL,
-      .comparator = task->comparator,
-      .comparator_state = task->comparator_state,
-  };
-  int rc = task->task_type->evaluate(&in, tt, err, errlen);
-  if (rc != 0)
-    return rc;
-  if (!(tt->outcome >= 0.0 && tt->outcome <= 1.0))
-    return eval_error(err, errlen, in.codename, NULL,
-                      "task type %s gave no outcome in [0, 1]",
-                      task->task_type->name);
-  tally_eval_t *ev = &job->evals[at];
-  ev->outcome = tt->outcome;
-  ev->time = tt->time;
-  ev->memory = tt->memory;
-  cJSON *text = cJSON_CreateArray();
-  cJSON *msg = cJSON_CreateString(tt->message.data);
-  if (text != NULL)
-    cJSON_AddItemToArray(job->made, text);
-  if (text == NULL || msg == NULL) {
-    cJSON_Delete(msg);
-    return TALLY_ENOMEM;
-  }
-  cJSON_AddItemToArray(text, msg);
-  ev->text = text;
-  job->admin[at] = NULL;
-  if (tt->admin.len > 0) {
-    cJSON *admin = cJSON_CreateString(tt->admin.data);
-    if (admin == NULL)
-      return TALLY_ENOMEM;
-    cJSON_AddItemToArray(job->made, admin);
-    job->admin[at] = admin;
-    job->has_admin = true;
-  }
-  return 0;
-}
-
-/* Writes the error for an out-of-memory code, and passes other codes
- * through. */
-static int oom_error(int rc, char *err, size_t errlen) {
-  if (rc == TALLY_ENOMEM)
-    snprintf(err, errlen, "out of memory");
-  return rc;
-}
-
-int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
-                   size_t errlen) {
-  job->has_admin = false;
-  if (!job->evaluated)
-    return 0;
-  size_t n = task->ntestcases;
-  if (n > job->evals_cap) {
-    tally_eval_t *evals = realloc(job->evals, n * sizeof(*evals));
-    if (evals == NULL)
-      return job_error(err, errlen, "out of memory");
-    job->evals = evals;
-    unsigned char *seen = realloc(job->seen, n);
-    if (seen == NULL)
-      return job_error(err, errlen, "out of memory");
-    job->seen = seen;
-    const cJSON **admin = realloc(job->admin, n * sizeof(*admin));
-    if (admin == NULL)
-      return job_error(err, errlen, "out of memory");
-    job->admin = admin;
-    job->evals_cap = n;
-  }
-  memset(job->seen, 0, n);
-  bool typed = task->task_type != NULL && task->task_type->evaluate != NULL;
-  if (typed) {
-    cJSON_Delete(job->made);
-    if ((job->made = cJSON_CreateArray()) == NULL)
-      return job_error(err, errlen, "out of memory");
-  }
-
-  /* Platforms mostly send evaluations in codename order, so the testcase
-   * after the previous one is tried before the binary search. */
-  size_t next = 0;
-  for (const cJSON *m = job->evaluations->child; m; m = m->next) {
-    long at = next < n && strcmp(task->testcases[next].codename, m->string) == 0
-                  ? (long)next
-                  : tally_task_find_testcase(task, m->string);
-    next = at < 0 ? 0 : (size_t)at + 1;
-    if (at < 0)
-      return eval_error(err, errlen, m->string, NULL,
-                        "task %s has no testcase \"%s\"", task->name,
-                        m->string);
-    if (job->seen[at])
-      return eval_error(err, errlen, m->string, NULL, "testcase appears twice");
-    job->seen[at] = 1;
-    int rc =
-        typed ? evaluate(job, task, (size_t)at, m, err, errlen)
-              : decode_eval(m, &job->evals[at], task->type->flags, err, errlen);
-    if (rc != 0)
-      return oom_error(rc, err, errlen);
-  }
-  if (typed && (task->task_type->flags & TALLY_TT_MISSING_OK)) {
-    for (size_t i = 0; i < n; i++) {
-      int rc = job->seen[i] ? 0 : evaluate(job, task, i, NULL, err, errlen);
-      if (rc != 0)
-        return oom_error(rc, err, errlen);
-    }
-    return 0;
-  }
-  size_t missing = 0, first = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!job->seen[i] && missing++ == 0)
-      first = i;
-  }
-  if (missing == 1)
-    return eval_error(err, errlen, NULL, NULL,
-                      "no evaluation for testcase \"%s\"",
-                      task->testcases[first].codename);
-  if (missing > 1)
-    return eval_error(err, errlen, NULL, NULL,
-                      "no evaluation for testcase \"%s\" and %zu others",
-                      task->testcases[first].codename, missing - 1);
   return 0;
 }

@@ -3,8 +3,19 @@
 #ifndef TALLY_JOB_H
 #define TALLY_JOB_H
 
-#include "scoretypes/scoretype.h"
-#include "tasktypes/tasktype.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* One testcase's evaluation. text, time and memory point into the job's
+ * JSON tree and are echoed verbatim into details; NULL means absent. */
+typedef struct tally_eval_s {
+  double outcome;
+  const cJSON *text;
+  const cJSON *time;
+  const cJSON *memory;
+} tally_eval_t;
 
 /* The job key "type": a job to score, or a token used on a submission. */
 typedef enum tally_job_type_e {
@@ -27,7 +38,8 @@ typedef struct tally_job_s {
   bool keys_ok;
   bool evaluated;           /* false: "compilation": "failed" */
   const cJSON *evaluations; /* the object, when evaluated */
-  tally_eval_t *evals;      /* after tally_job_bind: one per testcase */
+  /* After tally_job_bind (engine/bind.h): one per testcase. */
+  tally_eval_t *evals;
   size_t evals_cap;
   unsigned char *seen; /* scratch for tally_job_bind */
   /* For task types that evaluate (batch, output_only), after
@@ -37,7 +49,6 @@ typedef struct tally_job_s {
   cJSON *made;
   const cJSON **admin;
   bool has_admin;
-  tally_tt_eval_t tt; /* scratch for the task type */
 } tally_job_t;
 
 /* A job struct is reused from job to job; close frees its buffers. */
@@ -55,16 +66,17 @@ void tally_job_close(tally_job_t *job);
 int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                     size_t errlen);
 
-/* Matches the job's evaluations to task's testcases, filling job->evals.
- * Returns 0, or TALLY_EJOB with err naming the codename and the problem:
- * a missing or unknown testcase, or an outcome that is not finite or, for
- * types with TALLY_SCORE_UNIT_OUTCOMES, outside [0, 1]. For a task whose
- * task type evaluates, each evaluation goes through the type instead
- * (docs/tasktypes.md), which fills the outcome, a text list with its
- * message, time, memory and the admin texts; a missing testcase is an
- * error only for types without TALLY_TT_MISSING_OK. May also return
- * TALLY_ENOMEM. */
-int tally_job_bind(tally_job_t *job, const tally_task_t *task, char *err,
-                   size_t errlen);
+/* Decodes one evaluation v (a bare outcome, or an object with outcome,
+ * text, time and memory) into ev. unit: an outcome outside [0, 1] is an
+ * error. Returns 0, or TALLY_EJOB with err naming evaluations[codename]
+ * and the member. */
+int tally_job_decode_eval(const cJSON *v, tally_eval_t *ev, bool unit,
+                          char *err, size_t errlen);
+
+/* Writes "evaluations[codename].sub: message" (codename and sub may be
+ * NULL) to err and returns TALLY_EJOB. */
+int tally_job_eval_error(char *err, size_t errlen, const char *codename,
+                         const char *sub, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 #endif

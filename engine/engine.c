@@ -1,6 +1,7 @@
 /* Job text to result text: decode, bind to the task, score, render; and
  * the summary and views of the job just scored. */
 #include "engine/engine.h"
+#include "engine/bind.h"
 #include "engine/views.h"
 
 #include <stdio.h>
@@ -18,6 +19,8 @@ void tally_engine_init(tally_engine_t *e, const tally_taskset_t *tasks) {
 
 void tally_engine_close(tally_engine_t *e) {
   tally_job_close(&e->job);
+  tally_text_free(&e->tt.message);
+  tally_text_free(&e->tt.admin);
   tally_result_close(&e->res);
   tally_render_close(&e->render);
   tally_buf_close(&e->details);
@@ -108,7 +111,7 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
                                : e->default_task;
   e->decoded_task = task;
   if (rc == 0)
-    rc = tally_job_bind(&e->job, task, e->err, sizeof(e->err));
+    rc = tally_job_bind(&e->job, task, &e->tt, e->err, sizeof(e->err));
   if (rc == 0)
     rc = tally_score(task, e->job.evals, e->job.evaluated, &e->res, e->err,
                      sizeof(e->err));

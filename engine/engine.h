@@ -23,6 +23,7 @@ typedef struct tally_engine_s {
   bool accept_tokens;
   bool add_version;
   tally_job_t job;
+  tally_tt_eval_t tt; /* the task type's output, reused (engine/bind.h) */
   tally_result_t res;
   tally_render_t render;
   /* The last job scored: its task (NULL when it was not scored), and its

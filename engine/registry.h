@@ -1,5 +1,6 @@
-/* Finds score types by name: the built-ins plus any a plugin registered;
- * and task types and comparators the same way (tasktypes/tasktype.h). */
+/* The one table of everything a task config names: score types, task
+ * types and comparators, the built-ins of scoretypes/ and tasktypes/ plus
+ * any a plugin registered. */
 #ifndef TALLY_REGISTRY_H
 #define TALLY_REGISTRY_H
 
@@ -32,5 +33,29 @@ int tally_registry_add(tally_registry_t *r, const tally_score_type_t *type,
 /* Returns the type called name, or NULL. */
 const tally_score_type_t *tally_registry_find(const tally_registry_t *r,
                                               const char *name);
+
+/* Add type or comparator, which must outlive r. Fail with TALLY_EEXIST if
+ * the name is taken, TALLY_EINVAL if the version differs from the one
+ * tally was built with or a method is missing; err says which. Nothing
+ * changes on error. */
+int tally_registry_add_task_type(tally_registry_t *r,
+                                 const tally_task_type_t *type, char *err,
+                                 size_t errlen);
+int tally_registry_add_comparator(tally_registry_t *r,
+                                  const tally_comparator_t *cmp, char *err,
+                                  size_t errlen);
+
+/* Return the task type or comparator called name, or NULL. */
+const tally_task_type_t *
+tally_registry_find_task_type(const tally_registry_t *r, const char *name);
+const tally_comparator_t *
+tally_registry_find_comparator(const tally_registry_t *r, const char *name);
+
+/* Writes the names of r's task types (or comparators), comma-separated,
+ * into buf (cut to len). */
+void tally_registry_task_type_names(const tally_registry_t *r, char *buf,
+                                    size_t len);
+void tally_registry_comparator_names(const tally_registry_t *r, char *buf,
+                                     size_t len);
 
 #endif

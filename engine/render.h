@@ -4,6 +4,7 @@
 
 #include "config/job.h"
 #include "config/jsonw.h"
+#include "scoretypes/scoretype.h"
 
 /* Scratch space reused from result to result. */
 typedef struct tally_render_s {

@@ -1,5 +1,5 @@
-/* Result buffers, Python-compatible rounding, and dispatch to a score
- * type's methods. */
+/* Result buffers, Python-compatible rounding, and the testcase lookup
+ * every score type uses. */
 #include "scoretypes/scoretype.h"
 
 #include <math.h>
@@ -62,20 +62,6 @@ double tally_round(double x, int ndigits) {
     return x;
   snprintf(buf, sizeof(buf), "%.*f", ndigits, x);
   return strtod(buf, NULL);
-}
-
-int tally_score(const tally_task_t *task, const tally_eval_t *evals,
-                bool evaluated, tally_result_t *res, char *err,
-                size_t errlen) {
-  tally_result_reset(res);
-  res->grouped = task->type->reduce != NULL;
-  if (!evaluated) {
-    res->evaluated = false;
-    return 0;
-  }
-  if (task->type->reduce != NULL)
-    return tally__group_score(task, evals, res, err, errlen);
-  return task->type->score(task, evals, res, err, errlen);
 }
 
 long tally_task_find_testcase(const tally_task_t *task, const char *codename) {

@@ -11,6 +11,7 @@
 
 #include "config/diag.h"
 #include "config/error.h"
+#include "config/job.h"
 
 /* Bumped whenever tally_score_type_t, tally_task_t, tally_subtask_t,
  * tally_eval_t or tally_result_t change in a way a plugin could notice. */
@@ -89,15 +90,6 @@ typedef struct tally_task_s {
    * task has none. */
   struct tally_expected_s *expected;
 } tally_task_t;
-
-/* One testcase's evaluation. text, time and memory point into the job's
- * JSON tree and are echoed verbatim into details; NULL means absent. */
-typedef struct tally_eval_s {
-  double outcome;
-  const cJSON *text;
-  const cJSON *time;
-  const cJSON *memory;
-} tally_eval_t;
 
 typedef struct tally_tc_result_s {
   uint32_t tc;       /* index into task->testcases */
@@ -193,7 +185,9 @@ int tally__group_score(const tally_task_t *task, const tally_eval_t *evals,
                        tally_result_t *res, char *err, size_t errlen);
 void tally__group_free(tally_task_t *task);
 
-/* The built-in score types. */
+/* The built-in score types, and their table (NULL-terminated) that
+ * tally_registry_init (engine/registry.h) adds. */
+extern const tally_score_type_t *const tally_score_types[];
 extern const tally_score_type_t tally_score_sum;
 extern const tally_score_type_t tally_score_group_min;
 extern const tally_score_type_t tally_score_group_mul;

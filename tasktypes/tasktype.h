@@ -109,41 +109,9 @@ int tally_tt_compare(const tally_tt_input_t *in, const char *output,
                      size_t output_len, tally_tt_eval_t *out, char *err,
                      size_t errlen);
 
-/* The table task configs find task types and comparators in: the one
- * score types live in (engine/registry.h), which tally_registry_init
- * fills with the built-ins of all three. */
-typedef struct tally_registry_s tally_registry_t;
-
-/* Add type or comparator, which must outlive r. Fail with TALLY_EEXIST if
- * the name is taken, TALLY_EINVAL if the version differs from the one
- * tally was built with or a method is missing; err says which. Nothing
- * changes on error. */
-int tally_registry_add_task_type(tally_registry_t *r,
-                                 const tally_task_type_t *type, char *err,
-                                 size_t errlen);
-int tally_registry_add_comparator(tally_registry_t *r,
-                                  const tally_comparator_t *cmp, char *err,
-                                  size_t errlen);
-
-/* Return the task type or comparator called name, or NULL. */
-const tally_task_type_t *
-tally_registry_find_task_type(const tally_registry_t *r, const char *name);
-const tally_comparator_t *
-tally_registry_find_comparator(const tally_registry_t *r, const char *name);
-
-/* Writes the names of r's task types (or comparators), comma-separated,
- * into buf (cut to len). */
-void tally_registry_task_type_names(const tally_registry_t *r, char *buf,
-                                    size_t len);
-void tally_registry_comparator_names(const tally_registry_t *r, char *buf,
-                                     size_t len);
-
-/* For tally_registry_init and _close: the built-in task types and
- * comparators, and freeing their tables. */
-int tally__registry_add_tasktypes(tally_registry_t *r);
-void tally__registry_close_tasktypes(tally_registry_t *r);
-
-/* The built-in task types. */
+/* The built-in task types, and their table (NULL-terminated) that
+ * tally_registry_init (engine/registry.h) adds. */
+extern const tally_task_type_t *const tally_task_types[];
 extern const tally_task_type_t tally_task_type_outcomes;
 extern const tally_task_type_t tally_task_type_batch;
 extern const tally_task_type_t tally_task_type_output_only;

@@ -1,0 +1,150 @@
+/* Matches a decoded job's evaluations to a task's testcases: decoded as
+ * outcomes, or run through the task's type. */
+#include "engine/bind.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The job error for a buffer that could not grow. */
+static int no_memory(char *err, size_t errlen) {
+  snprintf(err, errlen, "out of memory");
+  return TALLY_EJOB;
+}
+
+/* Runs the task type on testcase at (its evaluation v, NULL when
+ * missing) and stores what it made in job->evals[at], job->made and
+ * job->admin[at]. */
+static int evaluate(tally_job_t *job, const tally_task_t *task,
+                    tally_tt_eval_t *scratch, size_t at, const cJSON *v,
+                    char *err, size_t errlen) {
+  tally_tt_eval_t *tt = scratch;
+  tt->outcome = 0.0;
+  tt->time = tt->memory = NULL;
+  if (tally_text_set(&tt->message, "", 0) != 0 ||
+      tally_text_set(&tt->admin, "", 0) != 0)
+    return TALLY_ENOMEM;
+  tally_tt_input_t in = {
+      .codename = task->testcases[at].codename,
+      .eval = v,
+      .expected = task->expected != NULL ? &task->expected[at] : NULL,
+      .comparator = task->comparator,
+      .comparator_state = task->comparator_state,
+  };
+  int rc = task->task_type->evaluate(&in, tt, err, errlen);
+  if (rc != 0)
+    return rc;
+  if (!(tt->outcome >= 0.0 && tt->outcome <= 1.0))
+    return tally_job_eval_error(err, errlen, in.codename, NULL,
+                      "task type %s gave no outcome in [0, 1]",
+                      task->task_type->name);
+  tally_eval_t *ev = &job->evals[at];
+  ev->outcome = tt->outcome;
+  ev->time = tt->time;
+  ev->memory = tt->memory;
+  cJSON *text = cJSON_CreateArray();
+  cJSON *msg = cJSON_CreateString(tt->message.data);
+  if (text != NULL)
+    cJSON_AddItemToArray(job->made, text);
+  if (text == NULL || msg == NULL) {
+    cJSON_Delete(msg);
+    return TALLY_ENOMEM;
+  }
+  cJSON_AddItemToArray(text, msg);
+  ev->text = text;
+  job->admin[at] = NULL;
+  if (tt->admin.len > 0) {
+    cJSON *admin = cJSON_CreateString(tt->admin.data);
+    if (admin == NULL)
+      return TALLY_ENOMEM;
+    cJSON_AddItemToArray(job->made, admin);
+    job->admin[at] = admin;
+    job->has_admin = true;
+  }
+  return 0;
+}
+
+/* Writes the error for an out-of-memory code, and passes other codes
+ * through. */
+static int oom_error(int rc, char *err, size_t errlen) {
+  if (rc == TALLY_ENOMEM)
+    snprintf(err, errlen, "out of memory");
+  return rc;
+}
+
+int tally_job_bind(tally_job_t *job, const tally_task_t *task,
+                   tally_tt_eval_t *scratch, char *err, size_t errlen) {
+  job->has_admin = false;
+  if (!job->evaluated)
+    return 0;
+  size_t n = task->ntestcases;
+  if (n > job->evals_cap) {
+    tally_eval_t *evals = realloc(job->evals, n * sizeof(*evals));
+    if (evals == NULL)
+      return no_memory(err, errlen);
+    job->evals = evals;
+    unsigned char *seen = realloc(job->seen, n);
+    if (seen == NULL)
+      return no_memory(err, errlen);
+    job->seen = seen;
+    const cJSON **admin = realloc(job->admin, n * sizeof(*admin));
+    if (admin == NULL)
+      return no_memory(err, errlen);
+    job->admin = admin;
+    job->evals_cap = n;
+  }
+  memset(job->seen, 0, n);
+  bool typed = task->task_type != NULL && task->task_type->evaluate != NULL;
+  if (typed) {
+    cJSON_Delete(job->made);
+    if ((job->made = cJSON_CreateArray()) == NULL)
+      return no_memory(err, errlen);
+  }
+
+  /* Platforms mostly send evaluations in codename order, so the testcase
+   * after the previous one is tried before the binary search. */
+  size_t next = 0;
+  for (const cJSON *m = job->evaluations->child; m; m = m->next) {
+    long at = next < n && strcmp(task->testcases[next].codename, m->string) == 0
+                  ? (long)next
+                  : tally_task_find_testcase(task, m->string);
+    next = at < 0 ? 0 : (size_t)at + 1;
+    if (at < 0)
+      return tally_job_eval_error(err, errlen, m->string, NULL,
+                        "task %s has no testcase \"%s\"", task->name,
+                        m->string);
+    if (job->seen[at])
+      return tally_job_eval_error(err, errlen, m->string, NULL, "testcase appears twice");
+    job->seen[at] = 1;
+    int rc =
+        typed ? evaluate(job, task, scratch, (size_t)at, m, err, errlen)
+              : tally_job_decode_eval(
+                    m, &job->evals[at],
+                    (task->type->flags & TALLY_SCORE_UNIT_OUTCOMES) != 0, err,
+                    errlen);
+    if (rc != 0)
+      return oom_error(rc, err, errlen);
+  }
+  if (typed && (task->task_type->flags & TALLY_TT_MISSING_OK)) {
+    for (size_t i = 0; i < n; i++) {
+      int rc = job->seen[i] ? 0 : evaluate(job, task, scratch, i, NULL, err, errlen);
+      if (rc != 0)
+        return oom_error(rc, err, errlen);
+    }
+    return 0;
+  }
+  size_t missing = 0, first = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!job->seen[i] && missing++ == 0)
+      first = i;
+  }
+  if (missing == 1)
+    return tally_job_eval_error(err, errlen, NULL, NULL,
+                      "no evaluation for testcase \"%s\"",
+                      task->testcases[first].codename);
+  if (missing > 1)
+    return tally_job_eval_error(err, errlen, NULL, NULL,
+                      "no evaluation for testcase \"%s\" and %zu others",
+                      task->testcases[first].codename, missing - 1);
+  return 0;
+}
