@@ -203,19 +203,8 @@ static redisReply *command(const run_t *run, redisContext *c, int type,
 }
 
 /* The lock: SET NX PX with a value naming this process, refreshed and
- * released only by its holder. */
-
-static const char refresh_script[] =
-    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-    "end\n"
-    "return 0\n";
-
-static const char release_script[] =
-    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-    "  return redis.call('DEL', KEYS[1])\n"
-    "end\n"
-    "return 0\n";
+ * released only by its holder (redis/lua/lock_refresh.lua and
+ * lock_release.lua). */
 
 /* Takes the lock, waiting for it as long as the options say. Returns 0,
  * or TALLY_EIO with err set. */
@@ -267,7 +256,7 @@ static int lock_take(run_t *run, char *err, size_t errlen) {
 /* Keeps the lock alive. Returns 0, or TALLY_EIO when it was lost. */
 static int lock_refresh(run_t *run, char *err, size_t errlen) {
   redisReply *r = command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
-                          "EVAL %s 1 %s %s %d", refresh_script, run->lock_key,
+                          "EVAL %s 1 %s %s %d", tally_lua_lock_refresh, run->lock_key,
                           run->lock_value, LOCK_TTL_MS);
   if (r == NULL)
     return TALLY_EIO;
@@ -282,7 +271,7 @@ static int lock_refresh(run_t *run, char *err, size_t errlen) {
 static void lock_release(run_t *run) {
   if (!run->locked)
     return;
-  redisReply *r = redisCommand(run->ctl, "EVAL %s 1 %s %s", release_script,
+  redisReply *r = redisCommand(run->ctl, "EVAL %s 1 %s %s", tally_lua_lock_release,
                                run->lock_key, run->lock_value);
   if (r != NULL)
     freeReplyObject(r);
@@ -951,22 +940,6 @@ static const char *pending_version(const run_t *run, const char *task) {
   return NULL;
 }
 
-/* Records version as task's current one and, in the same step, that a
- * rescore of its submissions to it has begun: <p>:rescore:pending keeps
- * that until the rescore finishes, so that a rescore killed half way is
- * taken up again by the next one. */
-static const char begin_script[] =
-    "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])\n"
-    "redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])\n"
-    "return 0\n";
-
-/* Clears task's pending mark if it is still for version. */
-static const char finish_script[] =
-    "if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then\n"
-    "  redis.call('HDEL', KEYS[1], ARGV[1])\n"
-    "end\n"
-    "return 0\n";
-
 /* Selects the submissions of task entry k of the taskset. */
 static int select_task(run_t *run, size_t k, ids_t *ids, char *err,
                        size_t errlen) {
@@ -996,7 +969,7 @@ static int select_changed(run_t *run, ids_t *ids, char *err, size_t errlen) {
       redisReply *r =
           command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
                   "EVAL %s 2 %s:taskversions %s:rescore:pending %s %s",
-                  begin_script, run->o->prefix, run->o->prefix, name, version);
+                  tally_lua_rescore_begin, run->o->prefix, run->o->prefix, name, version);
       if (r == NULL)
         return TALLY_EIO;
       freeReplyObject(r);
@@ -1029,7 +1002,7 @@ static int finish_pending(run_t *run, char *err, size_t errlen) {
     if (!run->finishing[k])
       continue;
     redisReply *r = command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
-                            "EVAL %s 1 %s:rescore:pending %s %s", finish_script,
+                            "EVAL %s 1 %s:rescore:pending %s %s", tally_lua_rescore_finish,
                             run->o->prefix, ts->entries[k].task->name,
                             ts->entries[k].version);
     if (r == NULL)

@@ -1091,28 +1091,6 @@ enum {
   INIT_LEASE = -5
 };
 
-/* Takes or refreshes the consumer lease: KEYS[1] the lease, ARGV[1] this
- * daemon's value, ARGV[2] the lease in ms. Returns 1 when it is this
- * daemon's; 2 when the server is out of memory and no lease was held (the
- * daemon goes on without one); the holder's value when another holds
- * it. */
-static const char lease_script[] =
-    "local v = redis.call('GET', KEYS[1])\n"
-    "if v and v ~= ARGV[1] then return v end\n"
-    "if v then\n"
-    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-    "  return 1\n"
-    "end\n"
-    "local ok = pcall(redis.call, 'SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
-    "if ok then return 1 end\n"
-    "return 2\n";
-
-static const char lease_release_script[] =
-    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-    "  redis.call('DEL', KEYS[1])\n"
-    "end\n"
-    "return 0\n";
-
 /* Stops the dispatcher's user for good, once. */
 static void fatal(tally_dispatch_t *d, const char *why) {
   if (d->fatal)
@@ -1252,21 +1230,11 @@ static void on_wr_up(tally_redis_t *r) {
   /* An existing group is left alone without a write, so that a server
    * out of memory (which refuses XGROUP CREATE before it finds the group)
    * still lets tallyd start. */
-  static const char ensure_group[] =
-      "if redis.call('EXISTS', KEYS[1]) == 1 then\n"
-      "  for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do\n"
-      "    for i = 1, #g, 2 do\n"
-      "      if g[i] == 'name' and g[i + 1] == ARGV[1] then return 0 end\n"
-      "    end\n"
-      "  end\n"
-      "end\n"
-      "redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')\n"
-      "return 1\n";
-  const char *group[] = {"EVAL", ensure_group, "1", d->jobs_key, TALLY_GROUP};
+  const char *group[] = {"EVAL", tally_lua_group, "1", d->jobs_key, TALLY_GROUP};
   init_command(d, INIT_GROUP, 5, group);
   char ttl[24];
   snprintf(ttl, sizeof(ttl), "%d", TALLY_LEASE_MS);
-  const char *lease[] = {"EVAL",       lease_script,   "1",
+  const char *lease[] = {"EVAL",       tally_lua_lease,   "1",
                          d->lease_key, d->lease_value, ttl};
   init_command(d, INIT_LEASE, 6, lease);
   for (intptr_t s = 0; s < TALLY_SCRIPT_COUNT; s++) {
@@ -1359,7 +1327,7 @@ static void refresh_lease(tally_dispatch_t *d) {
     return;
   char ttl[24];
   snprintf(ttl, sizeof(ttl), "%d", TALLY_LEASE_MS);
-  const char *eval[] = {"EVAL",       lease_script,   "1",
+  const char *eval[] = {"EVAL",       tally_lua_lease,   "1",
                         d->lease_key, d->lease_value, ttl};
   size_t lens[6];
   for (int i = 0; i < 6; i++)
@@ -1503,7 +1471,7 @@ static void check_drained(tally_dispatch_t *d) {
   log_stats(d);
   /* The lease goes last, once nothing of this consumer's is in flight;
    * without a connection it simply expires. */
-  const char *argv[] = {"EVAL", lease_release_script, "1", d->lease_key,
+  const char *argv[] = {"EVAL", tally_lua_lease_release, "1", d->lease_key,
                         d->lease_value};
   size_t lens[5];
   for (int i = 0; i < 5; i++)

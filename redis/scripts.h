@@ -24,6 +24,25 @@ typedef enum tally_script_e {
 /* The Lua source of each script, for SCRIPT LOAD or EVAL. */
 extern const char *const tally_scripts[TALLY_SCRIPT_COUNT];
 
+/* The scripts, each the text of its files in redis/lua (the list that
+ * joins pieces into scripts is TALLY_LUA_SCRIPTS in CMakeLists.txt). */
+extern const char tally_lua_post[];    /* owned, job_of, contest, post */
+extern const char tally_lua_history[]; /* job_of, history */
+extern const char tally_lua_claim[];   /* job_of, released, claim */
+extern const char tally_lua_retry[];   /* owned, retry */
+extern const char tally_lua_release[]; /* owned, released, release */
+extern const char tally_lua_rescore[]; /* contest, rescore */
+/* The small scripts sent with EVAL: the consumer group (group.lua), the
+ * consumer lease (lease.lua, lease_release.lua), and tally rescore's lock
+ * and pending marks (lock_*.lua, rescore_begin.lua, rescore_finish.lua). */
+extern const char tally_lua_group[];
+extern const char tally_lua_lease[];
+extern const char tally_lua_lease_release[];
+extern const char tally_lua_lock_refresh[];
+extern const char tally_lua_lock_release[];
+extern const char tally_lua_rescore_begin[];
+extern const char tally_lua_rescore_finish[];
+
 /* The Lua library the post and rescore scripts share, which keeps the
  * contest state of docs/contest.md. Tests run its functions with a
  * harness appended: compute(flat) takes a pt hash as HGETALL reads it and
@@ -63,7 +82,7 @@ extern const char *const tally_scripts[TALLY_SCRIPT_COUNT];
  * computes the task score from the whole place and writes the cache
  * again; a place with no official or no scored submission, a mode of
  * another name or a number that is not finite keeps no cache. */
-extern const char tally_script_lib[];
+extern const char tally_lua_lib[]; /* contest.lua */
 
 /* What the post, retry and release scripts return for one entry. */
 enum {

@@ -72,10 +72,10 @@ static void load_harness(char sha[64]) {
                                 "return {num(ts.score), num(ts.public_score),\n"
                                 "        ts.partial and 1 or 0, "
                                 "ts.submissions}\n";
-  size_t n = strlen(tally_script_lib) + sizeof(harness);
+  size_t n = strlen(tally_lua_lib) + sizeof(harness);
   char *src = malloc(n);
   cr_assert(src != NULL);
-  snprintf(src, n, "%s%s", tally_script_lib, harness);
+  snprintf(src, n, "%s%s", tally_lua_lib, harness);
   redisReply *r = redisCommand(c, "SCRIPT LOAD %s", src);
   free(src);
   cr_assert(r && r->type == REDIS_REPLY_STRING, "%s", r ? r->str : "");
@@ -264,10 +264,10 @@ Test(taskscore_lua, writes_numbers_as_the_worker_does) {
                                "  out[i] = num(tonumber(ARGV[i]))\n"
                                "end\n"
                                "return out\n";
-  size_t n = strlen(tally_script_lib) + sizeof(script);
+  size_t n = strlen(tally_lua_lib) + sizeof(script);
   char *src = malloc(n);
   cr_assert(src != NULL);
-  snprintf(src, n, "%s%s", tally_script_lib, script);
+  snprintf(src, n, "%s%s", tally_lua_lib, script);
   enum { N = 500 };
   const char *argv[3 + N];
   size_t argvlen[3 + N];
@@ -323,10 +323,10 @@ static void load_recompute(char sha[64]) {
       "if #ARGV == 0 then return {false, false} end\n"
       "local ts, st = compute(ARGV)\n"
       "return {score_json(ts), cache_text(st) or false}\n";
-  size_t n = strlen(tally_script_lib) + sizeof(harness);
+  size_t n = strlen(tally_lua_lib) + sizeof(harness);
   char *src = malloc(n);
   cr_assert(src != NULL);
-  snprintf(src, n, "%s%s", tally_script_lib, harness);
+  snprintf(src, n, "%s%s", tally_lua_lib, harness);
   redisReply *r = redisCommand(c, "SCRIPT LOAD %s", src);
   free(src);
   cr_assert(r && r->type == REDIS_REPLY_STRING, "%s", r ? r->str : "");

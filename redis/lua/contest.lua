@@ -1,0 +1,654 @@
+-- The contest state of docs/contest.md, shared by the post and rescore
+-- scripts: the key names, the task score of each score mode as
+-- contest/scoremode.c computes it, the rankings, and the JSON the scripts
+-- write. Numbers are written by num(), never by cjson.encode, which keeps
+-- 14 digits only; worker-rendered views are embedded as they are. Each
+-- script sets P, the key prefix, before it calls any of it.
+local P = ''
+-- Tokens kept per participant for submissions not scored yet.
+local MAX_PENDING_TOKENS = 100 -- luacheck: no unused (used by post only)
+
+-- enc(x) of docs/contest.md: '%' -> %25, ':' -> %3A.
+local function enc(x)
+  if not string.find(x, '[%%:]') then return x end
+  return (string.gsub(string.gsub(x, '%%', '%%25'), ':', '%%3A'))
+end
+
+-- a < b in byte order (Lua's < follows the server's locale).
+local function bless(a, b)
+  if a == b then return false end
+  local n, i = math.min(#a, #b), 1
+  while i <= n and string.byte(a, i) == string.byte(b, i) do
+    i = i + 1
+  end
+  if i > n then return #a < #b end
+  return string.byte(a, i) < string.byte(b, i)
+end
+
+-- nearbyint: to the nearest integer, ties to even.
+local function rint(m)
+  local f = math.floor(m)
+  local d = m - f
+  if d > 0.5 then return f + 1 end
+  if d < 0.5 or f % 2 == 0 then return f end
+  return f + 1
+end
+
+local P10 = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
+
+-- The shortest text that reads back as v, as tally_json_num writes it
+-- (config/jsonw.c). cjson.encode would keep only 14 digits.
+local function num(v)
+  if type(v) ~= 'number' or v ~= v or v == math.huge or
+     v == -math.huge then
+    return 'null'
+  end
+  if v == 0 then
+    if 1 / v < 0 then return '-0.0' end
+    return '0'
+  end
+  for k = 0, 9 do
+    local m = v * P10[k + 1]
+    if math.abs(m) >= 9007199254740992 then break end
+    local r = rint(m)
+    if r / P10[k + 1] == v then
+      local d = string.format('%.0f', math.abs(r))
+      if k > 0 then
+        if #d <= k then d = string.rep('0', k + 1 - #d) .. d end
+        d = string.sub(d, 1, #d - k) .. '.' .. string.sub(d, #d - k + 1)
+      end
+      if r < 0 then d = '-' .. d end
+      return d
+    end
+  end
+  local s
+  for prec = 15, 17 do
+    s = string.format('%.' .. prec .. 'g', v)
+    if tonumber(s) == v then break end
+  end
+  return s
+end
+
+local function str(s) return cjson.encode(s) end
+local function bool(b) if b then return 'true' end return 'false' end
+
+-- The decoded object of a JSON text, or nil.
+local function decode(s)
+  if not s or s == '' then return nil end
+  local ok, v = pcall(cjson.decode, s)
+  if ok and type(v) == 'table' then return v end
+  return nil
+end
+
+-- An id as text: a string as is, a number as num writes it.
+local function idtext(v)
+  if type(v) == 'string' then return v end
+  if type(v) == 'number' then return num(v) end
+  return nil
+end
+
+-- Where a summary counts: {c = contest, u = participant, t = task},
+-- with its pt key pk and task scores key tk.
+local function ident(s)
+  if not s then return nil end
+  local u, t = idtext(s.participant), idtext(s.task)
+  if not u or not t then return nil end
+  local c = idtext(s.contest) or 'default'
+  local cu = enc(c) .. ':' .. enc(u)
+  return {c = c, u = u, t = t, pk = P .. ':pt:' .. cu .. ':' .. enc(t),
+          tk = P .. ':taskscores:' .. cu}
+end
+
+local function same(a, b)
+  return a ~= nil and b ~= nil and a.c == b.c and a.u == b.u and
+         a.t == b.t
+end
+
+local function is_scored(s)
+  return s.scored ~= false and type(s.score) == 'number' and
+         type(s.public_score) == 'number'
+end
+
+-- tally_round: the C library's "%.*f" then strtod, as in result.c.
+local function round(x, n)
+  n = math.floor(n)
+  if x ~= x or x == math.huge or x == -math.huge or n < 0 or n > 10 then
+    return x
+  end
+  return tonumber(string.format('%.' .. n .. 'f', x))
+end
+
+-- Whether (ts, id) comes after (bts, bid): by timestamp, ties by
+-- submission id in byte order.
+local function later(ts, id, bts, bid)
+  return ts > bts or (ts == bts and bless(bid, id))
+end
+
+-- The members of a summary that a task score reads, in the order the
+-- worker writes them (docs/contest.md), from timestamp on; a summary
+-- in another order is decoded instead.
+local SCORED = '^"timestamp":([^,]*),"official":(%a+),' ..
+  '"tokened":%a+,"version":"[^"]*",' ..
+  '"score_mode":"([%w_]*)",' ..
+  '"score_precision":([^,]*),"score_rounding":"(%a*)",' ..
+  '"score":([^,]*),"public_score":([^,]*),"max_score":[^,]*,' ..
+  '"max_public_score":[^,]*,"compiled":(%a+),()'
+local UNSCORED = '^"timestamp":([^,]*),"official":(%a+),' ..
+  '"tokened":%a+,"scored":false}$'
+local SUBTASKS = '^"subtasks":(.-),"public_subtasks":(.-)}$'
+
+-- A number list from a JSON array of numbers (null counts 0), or nil
+-- when the text is not a non-empty array.
+local function numbers(a)
+  if type(a) == 'string' then
+    if string.sub(a, 1, 1) ~= '[' then return nil end
+    local out = {}
+    for v in string.gmatch(a, '[^,%[%]%s]+') do
+      out[#out + 1] = tonumber(v) or 0
+    end
+    if #out == 0 then return nil end
+    return out
+  end
+  if type(a) ~= 'table' or #a == 0 then return nil end
+  local out = {}
+  for k = 1, #a do
+    out[k] = type(a[k]) == 'number' and a[k] or 0
+  end
+  return out
+end
+
+-- What a task score needs of one pt value v of submission id: {id, ts,
+-- off, ok (scored), tok, sc, ps, cmp (compiled), mode, prec, rnd}, and
+-- where its subtasks are, read when asked for (subtasks_of). Each table
+-- is made by one constructor, which sizes it once.
+local function entry(id, v)
+  local tok = string.byte(v, 1) == 49
+  local i = string.find(v, '"timestamp":', 1, true)
+  if i then
+    local ts, off, mode, prec, rnd, sc, ps, cmp, at =
+      string.match(v, SCORED, i)
+    ts, sc, ps = tonumber(ts), tonumber(sc), tonumber(ps)
+    if ts and sc and ps then
+      return {id = id, ts = ts, off = off ~= 'false', ok = true,
+              tok = tok, sc = sc, ps = ps, cmp = cmp ~= 'false',
+              mode = mode, prec = tonumber(prec) or 0, rnd = rnd, v = v,
+              at = at}
+    end
+    ts, off = string.match(v, UNSCORED, i)
+    ts = tonumber(ts)
+    if ts then
+      return {id = id, ts = ts, off = off ~= 'false', ok = false,
+              tok = tok}
+    end
+  end
+  local s = decode(string.sub(v, 2))
+  if not s then return nil end
+  local ts = s.timestamp
+  if type(ts) ~= 'number' then ts = 0 end
+  return {id = id, ts = ts, off = s.official ~= false,
+          ok = is_scored(s), tok = tok, sc = s.score,
+          ps = s.public_score, cmp = s.compiled ~= false,
+          mode = s.score_mode, prec = tonumber(s.score_precision) or 0,
+          rnd = s.score_rounding, s = s}
+end
+
+-- The subtask scores of e's full side (or public side when pub), or nil
+-- when the side is one subtask.
+local function subtasks_of(e, pub)
+  if e.s then
+    if pub then return numbers(e.s.public_subtasks) end
+    return numbers(e.s.subtasks)
+  end
+  local a, b = string.match(e.v, SUBTASKS, e.at)
+  if pub then return numbers(b) end
+  return numbers(a)
+end
+
+-- The aggregate of one side of tally_task_score over subs (official
+-- ones), with last the last of them; pub picks the side. What finish
+-- makes the side's score of, and what a new submission can be merged
+-- into (merge): under max {best}; under max_tokened_last {best tokened,
+-- last's score}; under max_subtask {best of the results that are one
+-- subtask, n, best of subtask 1, .., best of subtask n}.
+local function aggregate(mode, subs, last, pub)
+  local sk = pub and 'ps' or 'sc'
+  if mode == 'max' then
+    local best = 0.0
+    for _, e in ipairs(subs) do
+      if e.ok and e[sk] > best then best = e[sk] end
+    end
+    return {best}
+  end
+  if mode == 'max_tokened_last' then
+    local ls, bt = 0.0, 0.0
+    if last.ok then ls = last[sk] end
+    for _, e in ipairs(subs) do
+      if e.ok and e.tok and e[sk] > bt then bt = e[sk] end
+    end
+    return {bt, ls}
+  end
+  -- max_subtask: each subtask's best, in index order, and the best of
+  -- the results that are one subtask; a compilation failure adds
+  -- nothing.
+  local nsub, whole, arrs = 0, 0.0, {}
+  for _, e in ipairs(subs) do
+    if e.ok and e.cmp then
+      local a = subtasks_of(e, pub)
+      if a then
+        arrs[#arrs + 1] = a
+        if #a > nsub then nsub = #a end
+      elseif e[sk] > whole then
+        whole = e[sk]
+      end
+    end
+  end
+  local agg = {whole, nsub}
+  for k = 1, nsub do
+    local best = 0.0
+    for _, a in ipairs(arrs) do
+      local v = a[k]
+      if v and v > best then best = v end
+    end
+    agg[2 + k] = best
+  end
+  return agg
+end
+
+-- One side's score from its aggregate, as tally_task_score sums it.
+local function finish(mode, a)
+  if mode == 'max' then return a[1] end
+  if mode == 'max_tokened_last' then
+    if a[1] > a[2] then return a[1] end
+    return a[2]
+  end
+  local total = 0.0
+  for k = 1, a[2] do total = total + a[2 + k] end
+  return total + a[1]
+end
+
+local function fin(x)
+  return type(x) == 'number' and x == x and x ~= math.huge and
+         x ~= -math.huge
+end
+
+-- Merges entry e (scored and official) into a, one side's aggregate
+-- under mode (pub picks the side); is_last says that e becomes the last
+-- submission. Returns false when a subtask score of e is not finite.
+local function merge(mode, a, e, pub, is_last)
+  local v = pub and e.ps or e.sc
+  if mode == 'max' then
+    if v > a[1] then a[1] = v end
+    return true
+  end
+  if mode == 'max_tokened_last' then
+    if e.tok and v > a[1] then a[1] = v end
+    if is_last then a[2] = v end
+    return true
+  end
+  if not e.cmp then return true end
+  local arr = subtasks_of(e, pub)
+  if not arr then
+    if v > a[1] then a[1] = v end
+    return true
+  end
+  local n = a[2]
+  for k = 1, #arr do
+    local x = arr[k]
+    if not fin(x) then return false end
+    local best = 0.0
+    if k <= n then best = a[2 + k] end
+    if x > best then best = x end
+    a[2 + k] = best
+  end
+  if #arr > n then a[2] = #arr end
+  return true
+end
+
+-- The task score over a pt hash read by HGETALL (submission id, then
+-- '1' or '0' for tokened followed by its summary): {score,
+-- public_score, partial, submissions}. The mode, precision and rounding
+-- are those of the newest scored summary (by timestamp, then id).
+-- Second, what the place's cache keeps: {n (fields), subs (official
+-- ones), unsc (official ones not scored), par (the newest scored
+-- entry), last, aggs (both sides' aggregates under par's mode)}.
+local function compute(flat)
+  local subs, last, par, unsc = {}, nil, nil, 0
+  local out = {score = 0, public_score = 0, partial = false}
+  for j = 1, #flat, 2 do
+    local e = entry(flat[j], flat[j + 1])
+    if e then
+      if e.ok and (not par or later(e.ts, e.id, par.ts, par.id)) then
+        par = e
+      end
+      if e.off then
+        subs[#subs + 1] = e
+        if not e.ok then
+          out.partial = true
+          unsc = unsc + 1
+        end
+        if not last or later(e.ts, e.id, last.ts, last.id) then
+          last = e
+        end
+      end
+    end
+  end
+  out.submissions = #subs
+  local st = {n = #flat / 2, subs = #subs, unsc = unsc, par = par,
+              last = last, aggs = {}}
+  if #subs == 0 then return out, st end
+  par = par or {prec = 0}
+  for i, pub in ipairs({false, true}) do
+    st.aggs[i] = aggregate(par.mode, subs, last, pub)
+    local v = finish(par.mode, st.aggs[i])
+    if par.rnd ~= 'none' then v = round(v, par.prec) end
+    if pub then out.public_score = v else out.score = v end
+  end
+  return out, st
+end
+
+-- The place cache (<p>:ptagg:...): st of compute as text, or nil when it
+-- cannot be kept (no official or no scored submission, a mode or
+-- rounding of another name, a number that is not finite). Space-separated
+-- '1', n, subs, unsc, mode, precision, rounding, par's and last's
+-- timestamps, the lengths of their ids, then the aggregates of the full
+-- and the public side; after a newline, par's id then last's id.
+local MODES = {max = true, max_subtask = true, max_tokened_last = true}
+
+local function g17(x) return string.format('%.17g', x) end
+
+local function cache_text(st)
+  local par, last = st.par, st.last
+  if not par or not last or not MODES[par.mode] or
+     type(par.rnd) ~= 'string' or not string.find(par.rnd, '^[%w_]+$') or
+     not fin(par.prec) or not fin(par.ts) or not fin(last.ts) then
+    return nil
+  end
+  local w = {'1', string.format('%d', st.n), string.format('%d', st.subs),
+             string.format('%d', st.unsc), par.mode, g17(par.prec), par.rnd,
+             g17(par.ts), g17(last.ts), #par.id, #last.id}
+  for _, a in ipairs(st.aggs) do
+    for k = 1, #a do
+      if not fin(a[k]) then return nil end
+      w[#w + 1] = g17(a[k])
+    end
+  end
+  return table.concat(w, ' ') .. '\n' .. par.id .. last.id
+end
+
+-- The st that cache text c was made of (par and last with ts and id,
+-- par with mode, prec and rnd), or nil when c is not such a text.
+local function load_cache(c)
+  local nl = string.find(c, '\n', 1, true)
+  if not nl then return nil end
+  local w = {}
+  for x in string.gmatch(string.sub(c, 1, nl - 1), '%S+') do
+    w[#w + 1] = x
+  end
+  if w[1] ~= '1' or not MODES[w[5]] then return nil end
+  local n, subs, unsc = tonumber(w[2]), tonumber(w[3]), tonumber(w[4])
+  local prec, pts, lts = tonumber(w[6]), tonumber(w[8]), tonumber(w[9])
+  local lp, ll = tonumber(w[10]), tonumber(w[11])
+  if not (n and subs and unsc and prec and pts and lts and lp and ll) or
+     #c ~= nl + lp + ll then
+    return nil
+  end
+  local st = {n = n, subs = subs, unsc = unsc, aggs = {},
+              par = {ts = pts, id = string.sub(c, nl + 1, nl + lp),
+                     mode = w[5], prec = prec, rnd = w[7]},
+              last = {ts = lts, id = string.sub(c, nl + lp + 1)}}
+  local i = 12
+  for side = 1, 2 do
+    local len = 1
+    if w[5] == 'max_tokened_last' then
+      len = 2
+    elseif w[5] == 'max_subtask' then
+      local nsub = tonumber(w[i + 1])
+      if not nsub or nsub < 0 or nsub ~= math.floor(nsub) then
+        return nil
+      end
+      len = 2 + nsub
+    end
+    local a = {}
+    for k = 1, len do
+      a[k] = tonumber(w[i])
+      if not a[k] then return nil end
+      i = i + 1
+    end
+    st.aggs[side] = a
+  end
+  if i ~= #w + 1 then return nil end
+  return st
+end
+
+-- The JSON of task score ts, as <p>:taskscores holds it.
+local function score_json(ts)
+  return '{"score":' .. num(ts.score) .. ',"public_score":' ..
+    num(ts.public_score) .. ',"partial":' .. bool(ts.partial) ..
+    ',"submissions":' .. ts.submissions .. '}'
+end
+
+-- Stores task score ts of d, and the place cache (nil: none).
+local function store(d, ck, ts, cache)
+  redis.call('HSET', d.tk, d.t, score_json(ts))
+  if cache then
+    redis.call('SET', ck, cache)
+  else
+    redis.call('DEL', ck)
+  end
+end
+
+-- The fast path of a task score: d's pt hash got one new field, S = v
+-- (a field it did not have), and nothing else changed. When v is a
+-- scored summary and the place cache ck fits (its field count, and the
+-- mode, precision and rounding of the newest scored summary, which v
+-- may become), v is merged into the cached aggregates and the task
+-- score stored as compute would make it. Returns it, or nil, having
+-- written nothing, when the place is to be recomputed.
+local function add_score(d, ck, S, v)
+  local c = redis.call('GET', ck)
+  if not c then return nil end
+  local st = load_cache(c)
+  local e = st and entry(S, v)
+  if not e or not e.ok or not fin(e.ts) or not fin(e.sc) or
+     not fin(e.ps) then
+    return nil
+  end
+  local par, last = st.par, st.last
+  if later(e.ts, e.id, par.ts, par.id) then
+    if e.mode ~= par.mode or e.prec ~= par.prec or e.rnd ~= par.rnd then
+      return nil
+    end
+    par.ts, par.id = e.ts, e.id
+  end
+  if e.off then
+    local is_last = later(e.ts, e.id, last.ts, last.id)
+    for i, pub in ipairs({false, true}) do
+      if not merge(par.mode, st.aggs[i], e, pub, is_last) then
+        return nil
+      end
+    end
+    if is_last then last.ts, last.id = e.ts, e.id end
+    st.subs = st.subs + 1
+  end
+  if redis.call('HLEN', d.pk) ~= st.n + 1 then return nil end
+  st.n = st.n + 1
+  local out = {partial = st.unsc > 0, submissions = st.subs}
+  for i, pub in ipairs({false, true}) do
+    local x = finish(par.mode, st.aggs[i])
+    if par.rnd ~= 'none' then x = round(x, par.prec) end
+    if pub then out.public_score = x else out.score = x end
+  end
+  store(d, ck, out, cache_text(st))
+  return out
+end
+
+-- Stores the task score of d, by the fast path when d was touched with
+-- its one new field, else recomputed from the whole place; nil when d
+-- has no submissions left.
+local function task_score(d)
+  local ck = P .. ':ptagg:' .. string.sub(d.pk, #P + 5)
+  if d.add then
+    local ts = add_score(d, ck, d.add, d.addv)
+    if ts then return ts end
+  end
+  local flat = redis.call('HGETALL', d.pk)
+  if #flat == 0 then
+    redis.call('HDEL', d.tk, d.t)
+    redis.call('DEL', ck)
+    return nil
+  end
+  local ts, st = compute(flat)
+  store(d, ck, ts, cache_text(st))
+  return ts
+end
+
+-- Sums d's participant's task scores in task name byte order into both
+-- rankings.
+local function totals(d)
+  local flat = redis.call('HGETALL', d.tk)
+  local rk = P .. ':ranking:' .. enc(d.c)
+  if #flat == 0 then
+    redis.call('ZREM', rk, d.u)
+    redis.call('ZREM', rk .. ':public', d.u)
+    return
+  end
+  local order = {}
+  for j = 1, #flat, 2 do order[#order + 1] = j end
+  table.sort(order, function(a, b) return bless(flat[a], flat[b]) end)
+  local s, ps = 0.0, 0.0
+  for _, j in ipairs(order) do
+    local a, b = string.match(flat[j + 1],
+      '^{"score":([^,]*),"public_score":([^,]*),')
+    s = s + (tonumber(a) or 0)
+    ps = ps + (tonumber(b) or 0)
+  end
+  redis.call('ZADD', rk, num(s), d.u)
+  redis.call('ZADD', rk .. ':public', num(ps), d.u)
+end
+
+-- The places whose task scores are to be recomputed, each once.
+local dirty, dirty_list = {}, {}
+
+-- Marks place d (nil: none) to be recomputed. S and v, when given, say
+-- that the one change to d's pt hash is its new field S = v, which the
+-- fast path may merge into the place cache; a place touched twice is
+-- recomputed.
+local function touch(d, S, v)
+  if not d then return end
+  if dirty[d.pk] then
+    dirty[d.pk].add = nil
+    return
+  end
+  d.add, d.addv = S, v
+  dirty[d.pk] = d
+  dirty_list[#dirty_list + 1] = d
+end
+
+-- Recomputes the touched places, then each participant's totals once.
+-- Returns the new task scores by pt key.
+local function flush()
+  local res, seen = {}, {}
+  for _, d in ipairs(dirty_list) do res[d.pk] = task_score(d) end
+  for _, d in ipairs(dirty_list) do
+    if not seen[d.tk] then
+      seen[d.tk] = true
+      totals(d)
+    end
+  end
+  dirty, dirty_list = {}, {}
+  return res
+end
+
+-- Moves submission S's pt value from old to new (either may be nil),
+-- keeping the index sets. Returns 1 when new's pt hash had no field S
+-- before, else 0.
+local function place(S, old, new, value)
+  if old and not same(old, new) then
+    redis.call('HDEL', old.pk, S)
+    for k, name in pairs({c = 'contest', u = 'participant',
+                          t = 'task'}) do
+      if not new or new[k] ~= old[k] then
+        redis.call('SREM', P .. ':index:' .. name .. ':' .. enc(old[k]),
+                   S)
+      end
+    end
+  end
+  if not new then return 0 end
+  local added = redis.call('HSET', new.pk, S, value)
+  if same(old, new) then return added end
+  redis.call('SADD', P .. ':index:task:' .. enc(new.t), S)
+  redis.call('SADD', P .. ':index:contest:' .. enc(new.c), S)
+  redis.call('SADD', P .. ':index:participant:' .. enc(new.u), S)
+  redis.call('SADD', P .. ':contests', new.c)
+  redis.call('SADD', P .. ':contest:' .. enc(new.c) .. ':tasks', new.t)
+  return added
+end
+
+-- Writes summary text (s decoded) to the submission hash rec, with the
+-- fields of extra (a flat list), and counts one more revision. An
+-- unscored summary is stored with err.
+local function write_summary(rec, text, s, tok, err, extra)
+  local a = {'HSET', rec, 'summary', text, 'tokened',
+             tok and '1' or '0'}
+  local del
+  if is_scored(s) then
+    for _, x in ipairs({'scored', '1', 'score', num(s.score),
+                        'public_score', num(s.public_score),
+                        'version', idtext(s.version) or ''}) do
+      a[#a + 1] = x
+    end
+    del = {'HDEL', rec, 'error'}
+  else
+    for _, x in ipairs({'scored', '0', 'error', err}) do
+      a[#a + 1] = x
+    end
+    del = {'HDEL', rec, 'score', 'public_score', 'version'}
+  end
+  for _, x in ipairs(extra) do a[#a + 1] = x end
+  redis.call(unpack(a))
+  redis.call(unpack(del))
+  redis.call('HINCRBY', rec, 'rev', 1)
+end
+
+-- Marks S stale unless v is task t's current version (which it becomes
+-- when t has none). Returns true when stale.
+local function check_version(S, t, v)
+  local cur = redis.call('HGET', P .. ':taskversions', t)
+  if not cur then
+    redis.call('HSETNX', P .. ':taskversions', t, v)
+    cur = v
+  end
+  if cur ~= v then
+    redis.call('SADD', P .. ':stale', S)
+    return true
+  end
+  redis.call('SREM', P .. ':stale', S)
+  return false
+end
+
+-- The view {score, max_score} of a summary: full when tokened, public
+-- otherwise; nulls when it is not scored.
+local function brief(s, tok)
+  if not s or not is_scored(s) then
+    return '{"score":null,"max_score":null}'
+  end
+  if tok then
+    return '{"score":' .. num(s.score) .. ',"max_score":' ..
+      num(s.max_score) .. '}'
+  end
+  return '{"score":' .. num(s.public_score) .. ',"max_score":' ..
+    num(s.max_public_score) .. '}'
+end
+
+-- Writes a contestant event on <p>:public and publishes it. ts is the
+-- new task score of d (nil when none): only its public side is shown.
+local function publish(typ, d, S, tok, view, ts)
+  local ev = '{"type":' .. str(typ) .. ',"contest":' .. str(d.c) ..
+    ',"participant":' .. str(d.u) .. ',"task":' .. str(d.t) ..
+    ',"submission":' .. str(S) .. ',"tokened":' .. bool(tok) ..
+    ',"view":' .. view .. ',"task_score":{"score":' ..
+    num(ts and ts.public_score or 0) .. ',"partial":' ..
+    bool(ts and ts.partial) .. '}}'
+  redis.call('XADD', P .. ':public', '*', 'event', ev)
+  redis.call('PUBLISH', P .. ':events:' .. d.c, ev)
+end

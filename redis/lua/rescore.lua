@@ -1,0 +1,80 @@
+-- The rescore script (prefixed with contest.lua): writes rescored
+-- summaries. No keys; ARGV[1] = prefix, ARGV[2] = n, then n x
+-- (submission, rev, summary, error).
+-- The change JSON's old or new member.
+local function scores(sc, ps)
+  if sc == nil then return 'null' end
+  return '{"score":' .. num(sc) .. ',"public_score":' .. num(ps) ..
+    '}'
+end
+
+-- Rescores one submission whose hash h was read as (job, rev,
+-- summary, score, public_score, scored, tokened). Events wait in evs
+-- for the task scores. Returns 1 when a score changed, else 0.
+local function rescore_one(rec, S, h, text, err, evs)
+  local tok = h[7] == '1'
+  local old, s = ident(decode(h[3])), decode(text)
+  if err == '' then err = 'not scored' end
+  local new = ident(s)
+  if s then
+    write_summary(rec, text, s, tok, err, {})
+  else
+    redis.call('HSET', rec, 'scored', '0', 'error', err)
+    redis.call('HDEL', rec, 'summary', 'score', 'public_score',
+               'version')
+    redis.call('HINCRBY', rec, 'rev', 1)
+  end
+  place(S, old, new, (tok and '1' or '0') .. (text or ''))
+  touch(old)
+  touch(new)
+  local now = s ~= nil and is_scored(s)
+  if now and new and s.version ~= nil then
+    check_version(S, new.t, idtext(s.version) or '')
+  else
+    redis.call('SREM', P .. ':stale', S)
+  end
+  local os, ops, ns, nps
+  if h[6] == '1' then os, ops = tonumber(h[4]), tonumber(h[5]) end
+  if now then ns, nps = s.score, s.public_score end
+  if os == ns and ops == nps then return 0 end
+  local d = new or old or {}
+  local function s_or_null(x)
+    if x == nil then return 'null' end
+    return str(x)
+  end
+  redis.call('XADD', P .. ':changes', '*', 'change', '{"contest":' ..
+    s_or_null(d.c) .. ',"participant":' .. s_or_null(d.u) ..
+    ',"task":' .. s_or_null(d.t) .. ',"submission":' .. str(S) ..
+    ',"version":' ..
+    s_or_null(now and idtext(s.version) or nil) .. ',"old":' ..
+    scores(os, ops) .. ',"new":' .. scores(ns, nps) .. '}')
+  local ov, nv = ops, nps
+  if tok then ov, nv = os, ns end
+  if ov ~= nv and new then
+    evs[#evs + 1] = {d = new, S = S, tok = tok, view = brief(s, tok)}
+  end
+  return 1
+end
+
+P = ARGV[1]
+local out, evs = {}, {}
+for i = 0, tonumber(ARGV[2]) - 1 do
+  local b = 3 + i * 4
+  local S, rev = ARGV[b], ARGV[b + 1]
+  local rec = P .. ':submission:' .. S
+  local h = redis.call('HMGET', rec, 'job', 'rev', 'summary', 'score',
+                       'public_score', 'scored', 'tokened')
+  if not h[1] then
+    out[#out + 1] = -3
+  elseif (h[2] or '0') ~= (rev ~= '' and rev or '0') then
+    out[#out + 1] = -1
+  else
+    out[#out + 1] = rescore_one(rec, S, h, ARGV[b + 2], ARGV[b + 3],
+                                evs)
+  end
+end
+local tss = flush()
+for _, e in ipairs(evs) do
+  publish('rescore', e.d, e.S, e.tok, e.view, tss[e.d.pk])
+end
+return out
