@@ -256,8 +256,8 @@ static int lock_take(run_t *run, char *err, size_t errlen) {
 /* Keeps the lock alive. Returns 0, or TALLY_EIO when it was lost. */
 static int lock_refresh(run_t *run, char *err, size_t errlen) {
   redisReply *r = command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
-                          "EVAL %s 1 %s %s %d", tally_lua_lock_refresh, run->lock_key,
-                          run->lock_value, LOCK_TTL_MS);
+                          "EVAL %s 1 %s %s %d", tally_lua_lock_refresh,
+                          run->lock_key, run->lock_value, LOCK_TTL_MS);
   if (r == NULL)
     return TALLY_EIO;
   bool held = r->integer == 1;
@@ -271,8 +271,9 @@ static int lock_refresh(run_t *run, char *err, size_t errlen) {
 static void lock_release(run_t *run) {
   if (!run->locked)
     return;
-  redisReply *r = redisCommand(run->ctl, "EVAL %s 1 %s %s", tally_lua_lock_release,
-                               run->lock_key, run->lock_value);
+  redisReply *r =
+      redisCommand(run->ctl, "EVAL %s 1 %s %s", tally_lua_lock_release,
+                   run->lock_key, run->lock_value);
   if (r != NULL)
     freeReplyObject(r);
   run->locked = false;
@@ -969,7 +970,8 @@ static int select_changed(run_t *run, ids_t *ids, char *err, size_t errlen) {
       redisReply *r =
           command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
                   "EVAL %s 2 %s:taskversions %s:rescore:pending %s %s",
-                  tally_lua_rescore_begin, run->o->prefix, run->o->prefix, name, version);
+                  tally_lua_rescore_begin, run->o->prefix, run->o->prefix, name,
+                  version);
       if (r == NULL)
         return TALLY_EIO;
       freeReplyObject(r);
@@ -1002,9 +1004,9 @@ static int finish_pending(run_t *run, char *err, size_t errlen) {
     if (!run->finishing[k])
       continue;
     redisReply *r = command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
-                            "EVAL %s 1 %s:rescore:pending %s %s", tally_lua_rescore_finish,
-                            run->o->prefix, ts->entries[k].task->name,
-                            ts->entries[k].version);
+                            "EVAL %s 1 %s:rescore:pending %s %s",
+                            tally_lua_rescore_finish, run->o->prefix,
+                            ts->entries[k].task->name, ts->entries[k].version);
     if (r == NULL)
       return TALLY_EIO;
     freeReplyObject(r);

@@ -1,12 +1,12 @@
 /* The tally command line: offline scoring and config checks, the client
  * side of tallyd's Redis streams (submit, status, results), and the
  * contest state (rescore, ranking, reload). */
+#include "cli/rescore.h"
+#include "config/jsonw.h"
 #include "contest/scoremode.h"
 #include "engine/engine.h"
-#include "config/jsonw.h"
 #include "engine/plugins.h"
 #include "redis/redis.h"
-#include "cli/rescore.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>

@@ -241,33 +241,38 @@ int tally_job_decode_eval(const cJSON *v, tally_eval_t *ev, bool unit,
       else if (strcmp(m->string, "memory") == 0)
         slot = &ev->memory;
       if (slot == NULL)
-        return tally_job_eval_error(err, errlen, name, m->string,
-                          "unknown key (an evaluation has outcome, text, "
-                          "time and memory)");
+        return tally_job_eval_error(
+            err, errlen, name, m->string,
+            "unknown key (an evaluation has outcome, text, "
+            "time and memory)");
       if (*slot != NULL)
-        return tally_job_eval_error(err, errlen, name, m->string, "key appears twice");
+        return tally_job_eval_error(err, errlen, name, m->string,
+                                    "key appears twice");
       *slot = m;
       if (slot == &ev->text && !cJSON_IsString(m) && !cJSON_IsNull(m)) {
         if (!cJSON_IsArray(m))
           return tally_job_eval_error(err, errlen, name, m->string,
-                            "must be a string or a list of strings");
+                                      "must be a string or a list of strings");
         for (const cJSON *e = m->child; e; e = e->next)
           if (!cJSON_IsString(e))
-            return tally_job_eval_error(err, errlen, name, m->string,
-                              "must be a string or a list of strings");
+            return tally_job_eval_error(
+                err, errlen, name, m->string,
+                "must be a string or a list of strings");
       }
       if ((slot == &ev->time || slot == &ev->memory) && !cJSON_IsNull(m) &&
           (!cJSON_IsNumber(m) || !isfinite(m->valuedouble) ||
            m->valuedouble < 0))
         return tally_job_eval_error(err, errlen, name, m->string,
-                          "must be a non-negative number or null");
+                                    "must be a non-negative number or null");
     }
     if (outcome == NULL)
-      return tally_job_eval_error(err, errlen, name, NULL, "outcome is missing");
+      return tally_job_eval_error(err, errlen, name, NULL,
+                                  "outcome is missing");
     at = "outcome";
   }
   if (!cJSON_IsNumber(outcome) || !isfinite(outcome->valuedouble))
-    return tally_job_eval_error(err, errlen, name, at, "outcome must be a finite number");
+    return tally_job_eval_error(err, errlen, name, at,
+                                "outcome must be a finite number");
   ev->outcome = outcome->valuedouble;
   if (unit && (ev->outcome < 0.0 || ev->outcome > 1.0)) {
     /* The shortest digits that name the value exactly, so 1.0000001 is
@@ -276,8 +281,8 @@ int tally_job_decode_eval(const cJSON *v, tally_eval_t *ev, bool unit,
     snprintf(num, sizeof(num), "%.15g", ev->outcome);
     if (strtod(num, NULL) != ev->outcome)
       snprintf(num, sizeof(num), "%.17g", ev->outcome);
-    return tally_job_eval_error(err, errlen, name, at, "outcome %s is outside [0, 1]",
-                      num);
+    return tally_job_eval_error(err, errlen, name, at,
+                                "outcome %s is outside [0, 1]", num);
   }
   return 0;
 }

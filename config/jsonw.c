@@ -104,8 +104,8 @@ static void put_scaled(tally_buf_t *b, int64_t m, int k) {
 }
 
 void tally_json_num(tally_buf_t *b, double v) {
-  static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5,
-                                 1e6, 1e7, 1e8, 1e9};
+  static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4,
+                                 1e5, 1e6, 1e7, 1e8, 1e9};
   if (!isfinite(v)) {
     tally_buf_puts(b, "null");
     return;

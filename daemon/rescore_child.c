@@ -26,7 +26,7 @@ static void free_strings(tally_rescore_child_t *r) {
 }
 
 int tally_rescore_child_init(uv_loop_t *loop, tally_rescore_child_t *r,
-                        const tally_rescore_child_options_t *opt) {
+                             const tally_rescore_child_options_t *opt) {
   memset(r, 0, sizeof(*r));
   r->loop = loop;
   r->opt = *opt;
@@ -151,7 +151,8 @@ static void start_next(tally_rescore_child_t *r) {
             r->tasks);
 }
 
-void tally_rescore_child_run(tally_rescore_child_t *r, tally_rescore_kind_t kind) {
+void tally_rescore_child_run(tally_rescore_child_t *r,
+                             tally_rescore_kind_t kind) {
   if (r->closing || kind < 0 || kind >= TALLY_RESCORE_KINDS)
     return;
   if (r->running && !r->want[kind])
@@ -172,7 +173,7 @@ static void on_kill_timer(uv_timer_t *t) {
 }
 
 void tally_rescore_child_close(tally_rescore_child_t *r, uint64_t grace_ms,
-                          void (*close_cb)(tally_rescore_child_t *r)) {
+                               void (*close_cb)(tally_rescore_child_t *r)) {
   if (r->closing)
     return;
   r->closing = true;

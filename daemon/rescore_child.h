@@ -48,7 +48,7 @@ typedef struct tally_rescore_child_s {
 /* Copies opt and prepares r; nothing runs before tally_rescore_child_run.
  * Returns 0, or TALLY_ENOMEM with nothing to close. */
 int tally_rescore_child_init(uv_loop_t *loop, tally_rescore_child_t *r,
-                        const tally_rescore_child_options_t *opt);
+                             const tally_rescore_child_options_t *opt);
 
 /* Sets the --tasks of the children started from now on (copied). Returns
  * 0, or TALLY_ENOMEM with the old path kept. */
@@ -59,12 +59,13 @@ int tally_rescore_child_set_tasks(tally_rescore_child_t *r, const char *tasks);
  * once). A child that cannot be spawned is logged and counted as a
  * failure; nothing is retried until the next call. Does nothing while r
  * closes. */
-void tally_rescore_child_run(tally_rescore_child_t *r, tally_rescore_kind_t kind);
+void tally_rescore_child_run(tally_rescore_child_t *r,
+                             tally_rescore_kind_t kind);
 
 /* Drops the runs asked for, sends SIGTERM to the running child (SIGKILL
  * after grace_ms), and calls close_cb (if not NULL) once the child is
  * reaped and every handle closed; then r's memory may be freed. */
 void tally_rescore_child_close(tally_rescore_child_t *r, uint64_t grace_ms,
-                          void (*close_cb)(tally_rescore_child_t *r));
+                               void (*close_cb)(tally_rescore_child_t *r));
 
 #endif

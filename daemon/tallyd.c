@@ -1,12 +1,12 @@
 /* tallyd: the daemon that scores the jobs of a Redis stream with a pool of
  * worker processes and posts each result exactly once. */
-#include "engine/plugins.h"
-#include "engine/taskset.h"
 #include "daemon/dispatch.h"
 #include "daemon/embedded.h"
 #include "daemon/pool.h"
 #include "daemon/rescore_child.h"
 #include "daemon/settings.h"
+#include "engine/plugins.h"
+#include "engine/taskset.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,7 +39,7 @@ typedef struct tallyd_s {
   tally_pool_t pool;
   tally_dispatch_t disp;
   bool rescore_child_up; /* resc is initialised (--auto-rescore) */
-  bool rescored;    /* the rescore at start has been asked for */
+  bool rescored;         /* the rescore at start has been asked for */
   tally_rescore_child_t resc;
   bool pidfile_written;
   int pidfile_fd; /* holds the lock on --pidfile; -1 when none */

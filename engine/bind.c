@@ -36,8 +36,8 @@ static int evaluate(tally_job_t *job, const tally_task_t *task,
     return rc;
   if (!(tt->outcome >= 0.0 && tt->outcome <= 1.0))
     return tally_job_eval_error(err, errlen, in.codename, NULL,
-                      "task type %s gave no outcome in [0, 1]",
-                      task->task_type->name);
+                                "task type %s gave no outcome in [0, 1]",
+                                task->task_type->name);
   tally_eval_t *ev = &job->evals[at];
   ev->outcome = tt->outcome;
   ev->time = tt->time;
@@ -111,23 +111,24 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task,
     next = at < 0 ? 0 : (size_t)at + 1;
     if (at < 0)
       return tally_job_eval_error(err, errlen, m->string, NULL,
-                        "task %s has no testcase \"%s\"", task->name,
-                        m->string);
+                                  "task %s has no testcase \"%s\"", task->name,
+                                  m->string);
     if (job->seen[at])
-      return tally_job_eval_error(err, errlen, m->string, NULL, "testcase appears twice");
+      return tally_job_eval_error(err, errlen, m->string, NULL,
+                                  "testcase appears twice");
     job->seen[at] = 1;
-    int rc =
-        typed ? evaluate(job, task, scratch, (size_t)at, m, err, errlen)
-              : tally_job_decode_eval(
-                    m, &job->evals[at],
-                    (task->type->flags & TALLY_SCORE_UNIT_OUTCOMES) != 0, err,
-                    errlen);
+    int rc = typed ? evaluate(job, task, scratch, (size_t)at, m, err, errlen)
+                   : tally_job_decode_eval(
+                         m, &job->evals[at],
+                         (task->type->flags & TALLY_SCORE_UNIT_OUTCOMES) != 0,
+                         err, errlen);
     if (rc != 0)
       return oom_error(rc, err, errlen);
   }
   if (typed && (task->task_type->flags & TALLY_TT_MISSING_OK)) {
     for (size_t i = 0; i < n; i++) {
-      int rc = job->seen[i] ? 0 : evaluate(job, task, scratch, i, NULL, err, errlen);
+      int rc =
+          job->seen[i] ? 0 : evaluate(job, task, scratch, i, NULL, err, errlen);
       if (rc != 0)
         return oom_error(rc, err, errlen);
     }
@@ -140,11 +141,12 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task,
   }
   if (missing == 1)
     return tally_job_eval_error(err, errlen, NULL, NULL,
-                      "no evaluation for testcase \"%s\"",
-                      task->testcases[first].codename);
+                                "no evaluation for testcase \"%s\"",
+                                task->testcases[first].codename);
   if (missing > 1)
-    return tally_job_eval_error(err, errlen, NULL, NULL,
-                      "no evaluation for testcase \"%s\" and %zu others",
-                      task->testcases[first].codename, missing - 1);
+    return tally_job_eval_error(
+        err, errlen, NULL, NULL,
+        "no evaluation for testcase \"%s\" and %zu others",
+        task->testcases[first].codename, missing - 1);
   return 0;
 }

@@ -16,8 +16,8 @@
 #ifndef TALLY_PLUGIN_H
 #define TALLY_PLUGIN_H
 
-#include "tasktypes/tasktype.h"
 #include "scoretypes/scoretype.h"
+#include "tasktypes/tasktype.h"
 
 #define TALLY_PLUGIN_ABI 2
 

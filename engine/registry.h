@@ -4,8 +4,8 @@
 #ifndef TALLY_REGISTRY_H
 #define TALLY_REGISTRY_H
 
-#include "tasktypes/tasktype.h"
 #include "scoretypes/scoretype.h"
+#include "tasktypes/tasktype.h"
 
 typedef struct tally_registry_s {
   const tally_score_type_t **types; /* borrowed; built-ins are static */

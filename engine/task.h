@@ -2,8 +2,8 @@
 #ifndef TALLY_TASK_H
 #define TALLY_TASK_H
 
-#include "engine/registry.h"
 #include "config/diag.h"
+#include "engine/registry.h"
 
 /* Decodes the task config text (len bytes; d->file names it in errors)
  * with the score types of reg. On success returns 0 and stores a new task

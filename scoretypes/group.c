@@ -57,8 +57,7 @@ static int targets_count(group_ctx_t *g, const cJSON *t, tally_subtask_t *st) {
   if (!isfinite(v) || v != floor(v))
     return tally_diag_add(g->d, g->path, "count must be a whole number");
   if (v <= 0)
-    return tally_diag_add(g->d, g->path,
-                          "count must be positive, got %g", v);
+    return tally_diag_add(g->d, g->path, "count must be positive, got %g", v);
   if (v > (double)(n - g->consumed))
     return tally_diag_add(g->d, g->path,
                           "counts ask for at least %.0f testcases but the "
@@ -79,11 +78,9 @@ static int targets_count(group_ctx_t *g, const cJSON *t, tally_subtask_t *st) {
 static int targets_regex(group_ctx_t *g, const cJSON *t, tally_subtask_t *st) {
   int errcode;
   PCRE2_SIZE erroff;
-  pcre2_code *re = pcre2_compile((PCRE2_SPTR)t->valuestring,
-                                 PCRE2_ZERO_TERMINATED,
-                                 PCRE2_UTF | PCRE2_UCP |
-                                     PCRE2_MATCH_INVALID_UTF,
-                                 &errcode, &erroff, NULL);
+  pcre2_code *re = pcre2_compile(
+      (PCRE2_SPTR)t->valuestring, PCRE2_ZERO_TERMINATED,
+      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &errcode, &erroff, NULL);
   if (re == NULL) {
     PCRE2_UCHAR msg[160];
     pcre2_get_error_message(errcode, msg, sizeof(msg));
@@ -100,8 +97,8 @@ static int targets_regex(group_ctx_t *g, const cJSON *t, tally_subtask_t *st) {
   int rc = 0;
   for (size_t i = 0; i < n; i++) {
     const char *name = g->task->testcases[i].codename;
-    int m = pcre2_match(re, (PCRE2_SPTR)name, strlen(name), 0,
-                        PCRE2_ANCHORED, g->md, g->mctx);
+    int m = pcre2_match(re, (PCRE2_SPTR)name, strlen(name), 0, PCRE2_ANCHORED,
+                        g->md, g->mctx);
     if (m >= 0) {
       st->tcs[st->ntcs++] = (uint32_t)i;
     } else if (m != PCRE2_ERROR_NOMATCH) {
@@ -187,8 +184,7 @@ static int decode_max_score(group_ctx_t *g, const cJSON *v, double *out) {
 
 static int decode_threshold(group_ctx_t *g, const cJSON *v, double *out) {
   if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0)
-    return tally_diag_add(g->d, g->path,
-                          "threshold must be a positive number");
+    return tally_diag_add(g->d, g->path, "threshold must be a positive number");
   *out = v->valuedouble;
   return 0;
 }
@@ -201,10 +197,10 @@ static int decode_entry_array(group_ctx_t *g, size_t entry, const cJSON *e,
   int n = cJSON_GetArraySize(e);
   int rc = 0;
   if (n < want) {
-    return tally_diag_add(
-        g->d, g->path, "%s subtask entries are [max_score, testcases%s]%s",
-        g->task->type->name, threshold ? ", threshold" : "",
-        n == 2 && threshold ? ": threshold is missing" : "");
+    return tally_diag_add(g->d, g->path,
+                          "%s subtask entries are [max_score, testcases%s]%s",
+                          g->task->type->name, threshold ? ", threshold" : "",
+                          n == 2 && threshold ? ": threshold is missing" : "");
   }
   size_t old = tally_jpath_index(g->path, 0);
   rc |= decode_max_score(g, cJSON_GetArrayItem(e, 0), &st->max_score);
@@ -222,8 +218,7 @@ static int decode_entry_array(group_ctx_t *g, size_t entry, const cJSON *e,
     rc |= tally_diag_add(g->d, g->path,
                          "extra element: %s subtask entries are "
                          "[max_score, testcases%s]",
-                         g->task->type->name,
-                         threshold ? ", threshold" : "");
+                         g->task->type->name, threshold ? ", threshold" : "");
     tally_jpath_restore(g->path, old);
   }
   return rc ? TALLY_ECONFIG : 0;
@@ -243,9 +238,8 @@ static int decode_entry_object(group_ctx_t *g, size_t entry, const cJSON *e,
                  : strcmp(m->string, "testcases") == 0 ? &seen_tcs
                  : strcmp(m->string, "threshold") == 0 && threshold
                      ? &seen_threshold
-                 : strcmp(m->string, "always_show_testcases") == 0
-                     ? &seen_show
-                     : NULL;
+                 : strcmp(m->string, "always_show_testcases") == 0 ? &seen_show
+                                                                   : NULL;
     if (seen != NULL && *seen) {
       rc |= tally_diag_add(g->d, g->path, "key appears twice");
     } else if (seen == &seen_max) {
@@ -279,11 +273,10 @@ static int decode_entry_object(group_ctx_t *g, size_t entry, const cJSON *e,
   return rc ? TALLY_ECONFIG : 0;
 }
 
-int tally__group_parse(tally_task_t *task, const cJSON *params,
-                       tally_diag_t *d, tally_jpath_t *path) {
+int tally__group_parse(tally_task_t *task, const cJSON *params, tally_diag_t *d,
+                       tally_jpath_t *path) {
   if (!cJSON_IsArray(params))
-    return tally_diag_add(d, path,
-                          "%s takes a list with one entry per subtask",
+    return tally_diag_add(d, path, "%s takes a list with one entry per subtask",
                           task->type->name);
   int n = cJSON_GetArraySize(params);
   if (n == 0)
@@ -315,8 +308,8 @@ int tally__group_parse(tally_task_t *task, const cJSON *params,
     else if (cJSON_IsObject(e))
       rc |= decode_entry_object(&g, i, e, st);
     else
-      rc |= tally_diag_add(d, path,
-                           "subtask entry must be a list or an object");
+      rc |=
+          tally_diag_add(d, path, "subtask entry must be a list or an object");
     tally_jpath_restore(path, old);
   }
   pcre2_match_data_free(g.md);

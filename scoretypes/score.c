@@ -3,8 +3,7 @@
 #include "scoretypes/scoretype.h"
 
 int tally_score(const tally_task_t *task, const tally_eval_t *evals,
-                bool evaluated, tally_result_t *res, char *err,
-                size_t errlen) {
+                bool evaluated, tally_result_t *res, char *err, size_t errlen) {
   tally_result_reset(res);
   res->grouped = task->type->reduce != NULL;
   if (!evaluated) {

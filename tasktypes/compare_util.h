@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "tasktypes/comparator.h"
 #include "config/cfg.h"
+#include "tasktypes/comparator.h"
 
 /* A run of bytes inside a buffer someone else owns. */
 typedef struct tally__span_s {

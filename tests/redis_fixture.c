@@ -1,6 +1,7 @@
 /* The redis-server test fixture: see redis_fixture.h. */
 #include "redis_fixture.h"
 
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -11,7 +12,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 static void sleep_ms(int ms) {
@@ -32,9 +32,9 @@ static int spawn(tr_redis_t *t) {
       dup2(devnull, 2);
     }
     execlp("redis-server", "redis-server", "--port", port, "--bind",
-           "127.0.0.1", "--unixsocket", t->sock, "--dir", t->dir, "--save",
-           "", "--appendonly", t->aof ? "yes" : "no", "--appendfsync",
-           "always", "--daemonize", "no", (char *)NULL);
+           "127.0.0.1", "--unixsocket", t->sock, "--dir", t->dir, "--save", "",
+           "--appendonly", t->aof ? "yes" : "no", "--appendfsync", "always",
+           "--daemonize", "no", (char *)NULL);
     _exit(127);
   }
   t->pid = pid;

@@ -194,9 +194,8 @@ const char *ts_job(size_t n, const char *const *codenames,
   size_t used = (size_t)snprintf(buf, sizeof(buf),
                                  "{\"submission\": 1, \"evaluations\": {");
   for (size_t i = 0; i < n && used < sizeof(buf); i++)
-    used += (size_t)snprintf(buf + used, sizeof(buf) - used,
-                             "%s\"%s\": %.17g", i ? ", " : "", codenames[i],
-                             outcomes[i]);
+    used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s\"%s\": %.17g",
+                             i ? ", " : "", codenames[i], outcomes[i]);
   if (used < sizeof(buf))
     snprintf(buf + used, sizeof(buf) - used, "}}");
   return buf;
@@ -218,8 +217,10 @@ void ts_expect_group_case(const char *type, const char *params,
   cJSON *res = ts_score(task, ts_job(4, codenames, c->outcomes));
   cr_assert_not_null(res);
   cr_assert_null(ts_at(res, "error"), "%s", ts_str_at(res, "error"));
-  cr_expect(ts_num(res, "score") == c->score, "score: expected %.17g, got "
-            "%.17g", c->score, ts_num(res, "score"));
+  cr_expect(ts_num(res, "score") == c->score,
+            "score: expected %.17g, got "
+            "%.17g",
+            c->score, ts_num(res, "score"));
   cr_expect(ts_num(res, "public_score") == c->public_score,
             "public_score: expected %.17g, got %.17g", c->public_score,
             ts_num(res, "public_score"));
@@ -240,8 +241,8 @@ void ts_expect_group_case(const char *type, const char *params,
     snprintf(want, sizeof(want), "%g", c->st_scores[s]);
     snprintf(path, sizeof(path), "ranking_details[%d]", s);
     const char *got = ts_str_at(res, path);
-    cr_expect(got != NULL && strcmp(got, want) == 0,
-              "%s: expected %s, got %s", path, want, got ? got : "(none)");
+    cr_expect(got != NULL && strcmp(got, want) == 0, "%s: expected %s, got %s",
+              path, want, got ? got : "(none)");
   }
   cJSON_Delete(res);
   tally_task_free(task);

@@ -70,11 +70,11 @@ const char *ts_job(size_t n, const char *const *codenames,
  * "3", of which "0" and "1" are public, two subtasks over them (the first
  * all public, the second all private), and score_precision 2. */
 typedef struct ts_group_case_s {
-  double outcomes[4];     /* for "0" to "3" */
-  double score;           /* expected totals, exact */
+  double outcomes[4]; /* for "0" to "3" */
+  double score;       /* expected totals, exact */
   double public_score;
-  double fractions[2];    /* expected score_fraction of each subtask */
-  double st_scores[2];    /* expected (rounded) score of each subtask */
+  double fractions[2]; /* expected score_fraction of each subtask */
+  double st_scores[2]; /* expected (rounded) score of each subtask */
 } ts_group_case_t;
 
 /* Scores c's outcomes with a task of type and params (the JSON of
@@ -86,6 +86,5 @@ void ts_expect_group_case(const char *type, const char *params,
 /* The label that task_json, a task whose only testcase is "a", gives to
  * outcome; NULL if the job is not scored. Returns a static buffer. */
 const char *ts_label_of(const char *task_json, double outcome);
-
 
 #endif

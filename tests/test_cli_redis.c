@@ -1,9 +1,9 @@
 /* The tally command's Redis subcommands (submit, status, results), run as
  * child processes against a real redis-server. */
 #include "cli_fixture.h"
+#include "engine/taskset.h"
 #include "redis_fixture.h"
 #include "support.h"
-#include "engine/taskset.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

@@ -2,9 +2,9 @@
  * redis-server: task scores under each score mode (the tables of issue
  * 4), rankings, contestant events, tokens, stale versions, submissions
  * that move, and rescores. */
+#include "engine/views.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
-#include "engine/views.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

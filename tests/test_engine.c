@@ -32,8 +32,7 @@ static char *many_outcomes(const char *task, size_t n, size_t low,
   char *json = malloc(cap);
   cr_assert_not_null(json);
   size_t used = (size_t)snprintf(json, cap,
-                                 "{\"task\": \"%s\", \"evaluations\": {",
-                                 task);
+                                 "{\"task\": \"%s\", \"evaluations\": {", task);
   for (size_t i = 0; i < n; i++)
     used += (size_t)snprintf(json + used, cap - used, "%s\"t%03zu\": %.17g",
                              i ? ", " : "", i, i == low ? outcome : 1.0);
@@ -119,13 +118,13 @@ Test(engine, reuses_its_buffers_across_tasks_of_different_sizes) {
 Test(engine, escapes_unusual_codenames_in_results_and_errors) {
   /* Codenames with a quote, a backslash, a newline, a control byte and a
    * non-ASCII letter. */
-  cJSON *res = ts_run(
-      "{\"name\": \"q\\\"t\", \"score_type\": \"Sum\", "
-      "\"score_type_parameters\": 1, \"testcases\": {\"a\\\"b\": true, "
-      "\"c\\\\d\": true, \"e\\nf\": false, \"g\\u0001\": true, "
-      "\"\\u00e9\": true}}",
-      "{\"evaluations\": {\"a\\\"b\": 1, \"c\\\\d\": 1, \"e\\nf\": 1, "
-      "\"g\\u0001\": 1, \"\\u00e9\": 1}}");
+  cJSON *res =
+      ts_run("{\"name\": \"q\\\"t\", \"score_type\": \"Sum\", "
+             "\"score_type_parameters\": 1, \"testcases\": {\"a\\\"b\": true, "
+             "\"c\\\\d\": true, \"e\\nf\": false, \"g\\u0001\": true, "
+             "\"\\u00e9\": true}}",
+             "{\"evaluations\": {\"a\\\"b\": 1, \"c\\\\d\": 1, \"e\\nf\": 1, "
+             "\"g\\u0001\": 1, \"\\u00e9\": 1}}");
   cr_assert_not_null(res, "the result must be valid JSON");
   cr_expect_eq(ts_num(res, "score"), 5);
   cr_expect_str_eq(ts_str_at(res, "task"), "q\"t");
@@ -160,9 +159,8 @@ Test(engine, appends_extra_members_to_a_result) {
   tally_buf_init(&out);
   const char *job = "{\"submission\": 3, \"participant\": \"p\", "
                     "\"evaluations\": {\"a\": 1}}";
-  cr_assert_eq(tally_engine_score(&e, job, strlen(job), "\"worker\":\"w1\"",
-                                  &out),
-               0);
+  cr_assert_eq(
+      tally_engine_score(&e, job, strlen(job), "\"worker\":\"w1\"", &out), 0);
   cJSON *res = cJSON_Parse(out.data);
   cr_assert_not_null(res, "%s", out.data);
   cr_expect_str_eq(ts_str_at(res, "worker"), "w1");

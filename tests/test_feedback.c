@@ -33,24 +33,48 @@ ParameterizedTestParameters(feedback, flags_the_first_lowest_public_testcase) {
       {"GroupMin", "", "FFFF", {0, 0, 0, 0}, "FFFF", "FFFF"},
       {"GroupMin", "", "TFTF", {1, 1, 1, 1}, "TFTF", "TFTF"},
       /* always_show_testcases turns the rule off; false keeps it on. */
-      {"GroupMin", ", \"always_show_testcases\": true", "TTTT", {1, 0, 1, 0},
-       "TTTT", "TTTT"},
-      {"GroupMin", ", \"always_show_testcases\": true", "TFTF", {0, 0, 0, 0},
-       "TFTF", "TFTF"},
-      {"GroupMin", ", \"always_show_testcases\": false", "TTTT", {1, 0, 1, 0},
-       "TTFF", "FTFF"},
+      {"GroupMin",
+       ", \"always_show_testcases\": true",
+       "TTTT",
+       {1, 0, 1, 0},
+       "TTTT",
+       "TTTT"},
+      {"GroupMin",
+       ", \"always_show_testcases\": true",
+       "TFTF",
+       {0, 0, 0, 0},
+       "TFTF",
+       "TFTF"},
+      {"GroupMin",
+       ", \"always_show_testcases\": false",
+       "TTTT",
+       {1, 0, 1, 0},
+       "TTFF",
+       "FTFF"},
       /* GroupMul: any product below 1. */
       {"GroupMul", "", "TTTT", {1, 0.9, 1, 0.9}, "TTFF", "FTFF"},
       {"GroupMul", "", "TTTT", {0.5, 0.5, 0.5, 0.5}, "TFFF", "TFFF"},
       {"GroupMul", "", "TTTT", {1, 1, 1, 1}, "TTTT", "TTTT"},
       /* GroupThreshold (threshold 1): the lowest outcome, even when the
        * failing testcase is another one. */
-      {"GroupThreshold", ", \"threshold\": 1", "TTTT", {0.5, 2, 0.1, 0.7},
-       "TTTF", "FFTF"},
-      {"GroupThreshold", ", \"threshold\": 1", "TTTT", {0.5, 0, 0.1, 0.7},
-       "TTFF", "FTFF"},
-      {"GroupThreshold", ", \"threshold\": 1", "TTTT", {0.5, 0.2, 0.1, 0.7},
-       "TTTT", "TTTT"},
+      {"GroupThreshold",
+       ", \"threshold\": 1",
+       "TTTT",
+       {0.5, 2, 0.1, 0.7},
+       "TTTF",
+       "FFTF"},
+      {"GroupThreshold",
+       ", \"threshold\": 1",
+       "TTTT",
+       {0.5, 0, 0.1, 0.7},
+       "TTFF",
+       "FTFF"},
+      {"GroupThreshold",
+       ", \"threshold\": 1",
+       "TTTT",
+       {0.5, 0.2, 0.1, 0.7},
+       "TTTT",
+       "TTTT"},
   };
   return cr_make_param_array(feedback_case_t, cases,
                              sizeof(cases) / sizeof(cases[0]));
@@ -127,17 +151,17 @@ Test(feedback, carries_the_flags_into_public_details) {
                       "true}}",
                       "{\"evaluations\": {\"a\": 0.5, \"b\": 1, \"c\": 0.2}}");
   cr_assert_not_null(res);
-  cr_expect_eq(
-      ts_bool_at(res, "public_details[0].testcases[0].show_in_restricted_"
-                      "feedback"),
-      1);
+  cr_expect_eq(ts_bool_at(res,
+                          "public_details[0].testcases[0].show_in_restricted_"
+                          "feedback"),
+               1);
   cr_expect_eq(ts_bool_at(res, "public_details[0].testcases[0].show_in_oi_"
                                "restricted_feedback"),
                0);
-  cr_expect_eq(
-      ts_bool_at(res, "public_details[0].testcases[2].show_in_restricted_"
-                      "feedback"),
-      1);
+  cr_expect_eq(ts_bool_at(res,
+                          "public_details[0].testcases[2].show_in_restricted_"
+                          "feedback"),
+               1);
   cr_expect_eq(ts_bool_at(res, "public_details[0].testcases[2].show_in_oi_"
                                "restricted_feedback"),
                1);

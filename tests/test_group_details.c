@@ -10,7 +10,7 @@
  * "big_0" and "big_1", both public. */
 #define APLUSB(extra)                                                          \
   "{\"name\": \"aplusb\", \"score_type\": \"GroupMin\", "                      \
-  "\"score_type_parameters\": [[40, \"0\"], [60, \"big_\"]], \"testcases\": " \
+  "\"score_type_parameters\": [[40, \"0\"], [60, \"big_\"]], \"testcases\": "  \
   "{\"000\": true, \"001\": false, \"big_0\": {\"public\": true}, "            \
   "\"big_1\": true}, \"score_precision\": 2" extra "}"
 
@@ -21,9 +21,8 @@
   "0, \"text\": [\"Execution timed out\"], \"time\": 1.5, \"memory\": 4096}}}"
 
 static cJSON *aplusb(const char *extra_is_time_limit) {
-  const char *task_json = extra_is_time_limit
-                              ? APLUSB(", \"time_limit\": 1.25")
-                              : APLUSB("");
+  const char *task_json =
+      extra_is_time_limit ? APLUSB(", \"time_limit\": 1.25") : APLUSB("");
   cJSON *res = ts_run(task_json, APLUSB_JOB);
   cr_assert_not_null(res);
   cr_assert_null(ts_at(res, "error"), "%s", ts_str_at(res, "error"));

@@ -4,7 +4,8 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-ParameterizedTestParameters(group_min, scores_the_lowest_outcome_of_each_subtask) {
+ParameterizedTestParameters(group_min,
+                            scores_the_lowest_outcome_of_each_subtask) {
   static ts_group_case_t cases[] = {
       {{1, 1, 1, 1}, 100, 40, {1, 1}, {40, 60}},
       {{1, 0.5, 1, 1}, 80, 20, {0.5, 1}, {20, 60}},
@@ -50,8 +51,10 @@ typedef struct label_case_s {
 
 ParameterizedTestParameters(group_min, labels_outcomes_on_the_unit_scale) {
   static label_case_t cases[] = {
-      {0.0, "Not correct"},     {1.0, "Correct"},
-      {0.5, "Partially correct"}, {1e-12, "Partially correct"},
+      {0.0, "Not correct"},
+      {1.0, "Correct"},
+      {0.5, "Partially correct"},
+      {1e-12, "Partially correct"},
       {0.999999, "Partially correct"},
   };
   return cr_make_param_array(label_case_t, cases,

@@ -4,8 +4,8 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-ParameterizedTestParameters(group_mul,
-                            scores_the_product_of_the_outcomes_of_each_subtask) {
+ParameterizedTestParameters(
+    group_mul, scores_the_product_of_the_outcomes_of_each_subtask) {
   static ts_group_case_t cases[] = {
       {{1, 1, 1, 1}, 100, 40, {1, 1}, {40, 60}},
       {{1, 0.5, 1, 1}, 80, 20, {0.5, 1}, {20, 60}},
@@ -59,12 +59,12 @@ Test(group_mul, multiplies_in_the_order_of_an_explicit_list) {
   double listed = (0.1 * 0.3) * 0.2;
   double sorted = (0.1 * 0.2) * 0.3;
   cr_assert(listed != sorted, "the outcomes no longer tell the orders apart");
-  cJSON *res = ts_run(
-      "{\"name\": \"g\", \"score_type\": \"GroupMul\", "
-      "\"score_type_parameters\": [[1, [\"a\", \"c\", \"b\"]]], "
-      "\"testcases\": {\"a\": true, \"b\": true, \"c\": true}, "
-      "\"score_rounding\": \"none\"}",
-      "{\"evaluations\": {\"a\": 0.1, \"b\": 0.2, \"c\": 0.3}}");
+  cJSON *res =
+      ts_run("{\"name\": \"g\", \"score_type\": \"GroupMul\", "
+             "\"score_type_parameters\": [[1, [\"a\", \"c\", \"b\"]]], "
+             "\"testcases\": {\"a\": true, \"b\": true, \"c\": true}, "
+             "\"score_rounding\": \"none\"}",
+             "{\"evaluations\": {\"a\": 0.1, \"b\": 0.2, \"c\": 0.3}}");
   cr_assert_not_null(res);
   double got = ts_num_at(res, "details[0].score_fraction");
   cr_expect(got == listed, "expected %.17g, got %.17g", listed, got);

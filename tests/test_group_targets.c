@@ -49,7 +49,9 @@ ParameterizedTestParameters(group_targets, selects_the_expected_testcases) {
       /* "." matches one character of a UTF-8 codename, not one byte. */
       {"{\"\\u00e91\": true, \"e1\": true, \"ab1\": true}",
        "[[50, \".1$\"], [50, \"ab\"]]",
-       {"e1,\xc3\xa9" "1", "ab1"}},
+       {"e1,\xc3\xa9"
+        "1",
+        "ab1"}},
       /* An empty regex matches every codename, as re.match("", x) does;
        * inline flags work too. */
       {"{\"a\": true, \"b\": true}",

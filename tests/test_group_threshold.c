@@ -56,11 +56,11 @@ typedef struct label_case_s {
 ParameterizedTestParameters(group_threshold,
                             labels_correct_exactly_inside_the_threshold) {
   static label_case_t cases[] = {
-      {0.5, 0.5, "Correct"},      {0.5, 0.25, "Correct"},
-      {0.5, 1e-12, "Correct"},    {0.5, 0.0, "Not correct"},
+      {0.5, 0.5, "Correct"},           {0.5, 0.25, "Correct"},
+      {0.5, 1e-12, "Correct"},         {0.5, 0.0, "Not correct"},
       {0.5, 0.5000001, "Not correct"}, {0.5, -1.0, "Not correct"},
-      {0.5, 100.0, "Not correct"}, {2.0, 1.5, "Correct"},
-      {2.0, 2.0, "Correct"},      {2.0, 2.5, "Not correct"},
+      {0.5, 100.0, "Not correct"},     {2.0, 1.5, "Correct"},
+      {2.0, 2.0, "Correct"},           {2.0, 2.5, "Not correct"},
   };
   return cr_make_param_array(label_case_t, cases,
                              sizeof(cases) / sizeof(cases[0]));

@@ -1,7 +1,7 @@
 /* Score-type plugins: loading the GroupMax example, scoring with it, and
  * the errors of loading something that is not a usable plugin. */
-#include "support.h"
 #include "engine/plugins.h"
+#include "support.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

@@ -19,8 +19,12 @@ static const char *any_label(double o, const tally_subtask_t *st) {
 
 static tally_registry_t reg;
 
-static void setup(void) { cr_assert_eq(tally_registry_init(&reg), 0); }
-static void teardown(void) { tally_registry_close(&reg); }
+static void setup(void) {
+  cr_assert_eq(tally_registry_init(&reg), 0);
+}
+static void teardown(void) {
+  tally_registry_close(&reg);
+}
 
 TestSuite(registry, .init = setup, .fini = teardown);
 
@@ -78,8 +82,7 @@ Test(registry, refuses_a_type_with_incomplete_methods) {
       .label = any_label,
   };
   char err[256] = "";
-  cr_expect_eq(tally_registry_add(&reg, &half, err, sizeof(err)),
-               TALLY_EINVAL);
+  cr_expect_eq(tally_registry_add(&reg, &half, err, sizeof(err)), TALLY_EINVAL);
   cr_expect_eq(tally_registry_add(&reg, &nameless, err, sizeof(err)),
                TALLY_EINVAL);
   cr_expect_eq(reg.count, 4);

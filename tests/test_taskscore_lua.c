@@ -2,10 +2,10 @@
  * random participants' submissions, scored by tally_task_score and by the
  * scripts' library in a real redis-server, must give the same doubles,
  * bit for bit; and the library writes numbers as tally_json_num does. */
+#include "config/jsonw.h"
+#include "contest/scoremode.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
-#include "contest/scoremode.h"
-#include "config/jsonw.h"
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>

@@ -1,9 +1,9 @@
 /* Task types: batch execution results with CMS's messages, checker
  * verdicts, output-only submissions, admin texts kept private, the task
  * keys and data folders, and the table of task types. */
+#include "engine/views.h"
 #include "support.h"
 #include "tasktypes/execution.h"
-#include "engine/views.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

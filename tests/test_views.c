@@ -1,7 +1,7 @@
 /* What a worker sends for the contest state: config versions, summaries,
  * the public and full views at each feedback level, and token jobs. */
-#include "support.h"
 #include "engine/views.h"
+#include "support.h"
 
 #include "contest/scoremode.h"
 

@@ -1,7 +1,7 @@
 /* tally-worker as tallyd runs it: a child process on pipes, spoken to in
  * frames, that answers batches and exits as docs/worker-protocol.md says. */
-#include "worker/frame.h"
 #include "engine/taskset.h"
+#include "worker/frame.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

@@ -1,8 +1,8 @@
 /* tally-worker: scores the job batches that tallyd writes to its stdin and
  * answers each batch on its stdout, as docs/worker-protocol.md describes. */
 #include "engine/engine.h"
-#include "worker/frame.h"
 #include "engine/plugins.h"
+#include "worker/frame.h"
 
 #include <errno.h>
 #include <stdio.h>

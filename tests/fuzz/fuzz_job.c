@@ -30,8 +30,7 @@ static const char sum_task[] =
 
 /* Parses one of the fixed tasks, or aborts: the target is useless
  * without both. */
-static tally_task_t *fixed_task(const tally_registry_t *reg,
-                                const char *text) {
+static tally_task_t *fixed_task(const tally_registry_t *reg, const char *text) {
   tally_diag_t d;
   tally_task_t *task = NULL;
   tally_diag_init(&d, "fixed.json");
