@@ -1,0 +1,104 @@
+/* What the tally command's parts share: the exit codes, loading task
+ * configs, reading JSON Lines, the Redis connection of the commands that
+ * talk to tallyd's Redis, and each command's entry point. One file per
+ * group of commands: offline.c (score, check), queue.c (submit, status,
+ * results), contest.c (rescore, ranking, reload); main.c dispatches. */
+#ifndef TALLY_CLI_H
+#define TALLY_CLI_H
+
+#include "config/jsonw.h"
+#include "engine/plugins.h"
+#include "engine/taskset.h"
+
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define EXIT_JOB_FAILED 1
+#define EXIT_CONFIG 2
+
+/* Every command: argv holds the arguments after the command's name.
+ * Returns the exit status. */
+int cmd_score(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_results(int argc, char **argv);
+int cmd_rescore(int argc, char **argv);
+int cmd_ranking(int argc, char **argv);
+int cmd_reload(int argc, char **argv);
+
+/* Prints the usage of every command to f. */
+void cli_usage(FILE *f);
+
+/* What every subcommand sets up: score types, plugins and tasks. */
+typedef struct cli_s {
+  tally_registry_t reg;
+  tally_plugins_t plugins;
+  tally_taskset_t tasks;
+} cli_t;
+
+/* Loading task configs, output and input (each is described where it is
+ * defined, in common.c). */
+int cli_open(cli_t *c, const char *plugin_dir);
+void cli_close(cli_t *c);
+int cli_load(cli_t *c, const char *plugin_dir, const char *path);
+void cli_print_diag(const tally_diag_t *d);
+int cli_flush_stdout(int status, const char *what);
+
+/* A line of a JSON Lines input, without its line ending ("\n" or
+ * "\r\n") and NUL-terminated. A nonzero return stops the reading. */
+typedef int (*line_cb)(void *ctx, char *line, size_t len, unsigned long lineno);
+
+int cli_each_line(FILE *f, const char *name, line_cb cb, void *ctx);
+/* The length of line without its trailing blanks. */
+size_t cli_trim_end(const char *line, size_t len);
+/* A whole number from 1 to LONG_MAX, or 0 if s is not one. */
+long cli_positive(const char *s);
+/* A JSON member name and its integer value (null when v < 0), or its
+ * string value (null when s is NULL). */
+void cli_json_int(tally_buf_t *b, const char *name, long long v);
+void cli_json_string(tally_buf_t *b, const char *name, const char *s);
+
+/* Set by SIGINT and SIGTERM (cli_on_stop_signal) in the commands that
+ * follow a stream or wait. */
+extern volatile sig_atomic_t cli_stop_requested;
+void cli_on_stop_signal(int sig);
+
+/* The commands that talk to tallyd's Redis (submit, status, results,
+ * rescore, ranking, reload) use hiredis's blocking API. */
+#define GROUP "tallyd"
+#define TIMEOUT_MS 5000 /* for every command but a blocking read */
+#define BLOCK_MS 1000   /* how long one XREAD waits for new entries */
+#define PIPELINE 1000   /* most XADDs in flight */
+
+/* Where tallyd's streams live, and a connection to them. */
+typedef struct remote_s {
+  const char *redis;         /* --redis URL, or NULL */
+  const char *data_dir;      /* --data-dir DIR */
+  const char *prefix;        /* --prefix P */
+  const char *password_file; /* --redis-password-file FILE, or NULL */
+  char *url;                 /* the URL in use; the rest is derived on open */
+  char *jobs, *results, *dead;
+  redisContext *c;
+} remote_t;
+
+/* The connection (each is described where it is defined, in remote.c). */
+void remote_init(remote_t *r);
+int remote_flag(remote_t *r, int argc, char **argv, int *i);
+int remote_url(remote_t *r);
+int remote_open(remote_t *r);
+void remote_close(remote_t *r);
+void remote_io_error(const remote_t *r);
+/* Runs a command (hiredis format: each %s is one argument). */
+redisReply *remote_cmd(remote_t *r, const char *fmt, ...);
+redisReply *cli_expect(remote_t *r, redisReply *reply, int type,
+                       const char *what);
+/* The value after name in a flat array of names and values; its integer
+ * (dflt when missing); the string of a reply (NULL when not one). */
+const redisReply *cli_field(const redisReply *a, const char *name);
+long long cli_int_field(const redisReply *a, const char *name, long long dflt);
+const char *cli_str_of(const redisReply *v);
+
+#endif

@@ -1,0 +1,137 @@
+/* What the commands share: task configs, JSON Lines, output. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+int cli_open(cli_t *c, const char *plugin_dir) {
+  char err[1024];
+  tally_plugins_init(&c->plugins);
+  tally_taskset_init(&c->tasks);
+  if (tally_registry_init(&c->reg) != 0) {
+    fprintf(stderr, "tally: out of memory\n");
+    return EXIT_CONFIG;
+  }
+  if (plugin_dir != NULL &&
+      tally_plugins_load_dir(&c->plugins, &c->reg, plugin_dir, err,
+                             sizeof(err)) != 0) {
+    fprintf(stderr, "tally: %s\n", err);
+    return EXIT_CONFIG;
+  }
+  return 0;
+}
+
+void cli_close(cli_t *c) {
+  tally_taskset_close(&c->tasks);
+  tally_registry_close(&c->reg);
+  tally_plugins_close(&c->plugins);
+}
+
+void cli_print_diag(const tally_diag_t *d) {
+  for (size_t i = 0; i < d->count; i++)
+    fprintf(stderr, "%s\n", d->msgs[i]);
+  if (d->dropped > 0)
+    fprintf(stderr, "(%zu more errors not shown)\n", d->dropped);
+}
+
+/* Flushes stdout at the end of a subcommand. Returns status, or, when it
+ * was 0 and the flush fails, EXIT_JOB_FAILED after saying what could not
+ * be written (what may be NULL: nothing is said). */
+int cli_flush_stdout(int status, const char *what) {
+  if (fflush(stdout) == 0 || status != 0)
+    return status;
+  if (what != NULL)
+    fprintf(stderr, "tally: cannot write %s: %s\n", what, strerror(errno));
+  return EXIT_JOB_FAILED;
+}
+
+/* cli_open, then loads the task configs at path, printing every error.
+ * Returns 0 or EXIT_CONFIG; either way, cli_close(c) follows. */
+int cli_load(cli_t *c, const char *plugin_dir, const char *path) {
+  int status = cli_open(c, plugin_dir);
+  tally_diag_t d;
+  tally_diag_init(&d, NULL);
+  if (status == 0 && tally_taskset_load(&c->tasks, &c->reg, path, &d)) {
+    cli_print_diag(&d);
+    status = EXIT_CONFIG;
+  }
+  tally_diag_close(&d);
+  return status;
+}
+
+/* Calls cb for each line of f (named name) until cb returns nonzero.
+ * Returns that value; TALLY_EIO after a read error, said on stderr; or 0
+ * at the end of f. */
+int cli_each_line(FILE *f, const char *name, line_cb cb, void *ctx) {
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  unsigned long lineno = 0;
+  int status = 0;
+  while (status == 0 && (n = getline(&line, &cap, f)) > 0) {
+    size_t len = (size_t)n;
+    lineno++;
+    if (len > 0 && line[len - 1] == '\n')
+      len--;
+    if (len > 0 && line[len - 1] == '\r')
+      len--;
+    line[len] = '\0';
+    status = cb(ctx, line, len, lineno);
+  }
+  if (status == 0 && ferror(f)) {
+    fprintf(stderr, "tally: %s: read error\n", name);
+    status = TALLY_EIO;
+  }
+  free(line);
+  return status;
+}
+
+/* The length of line without its trailing blanks. */
+size_t cli_trim_end(const char *line, size_t len) {
+  while (len > 0 && strchr(" \t\r\n", line[len - 1]))
+    len--;
+  return len;
+}
+
+/* Parses a whole number from 1 to LONG_MAX; returns it, or 0 if s is not
+ * one. */
+long cli_positive(const char *s) {
+  char *end;
+  errno = 0;
+  long n = strtol(s, &end, 10);
+  return errno == 0 && end != s && *end == '\0' && n > 0 ? n : 0;
+}
+
+/* A JSON member name and its integer value, or null when v < 0. */
+void cli_json_int(tally_buf_t *b, const char *name, long long v) {
+  tally_buf_putc(b, ',');
+  tally_json_str(b, name);
+  tally_buf_putc(b, ':');
+  if (v < 0)
+    tally_buf_puts(b, "null");
+  else
+    tally_json_num(b, (double)v);
+}
+
+/* A JSON member name and its string value, or null when s is NULL. */
+void cli_json_string(tally_buf_t *b, const char *name, const char *s) {
+  tally_buf_putc(b, ',');
+  tally_json_str(b, name);
+  tally_buf_putc(b, ':');
+  if (s == NULL)
+    tally_buf_puts(b, "null");
+  else
+    tally_json_str(b, s);
+}
+
+volatile sig_atomic_t cli_stop_requested;
+
+void cli_on_stop_signal(int sig) {
+  (void)sig;
+  cli_stop_requested = 1;
+}

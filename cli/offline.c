@@ -1,0 +1,359 @@
+/* tally score and tally check: scoring offline, checking configs. */
+#include "cli/cli.h"
+#include "contest/scoremode.h"
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+/* Scores every JSON line of f, printing one line per job. Returns the
+ * number of jobs that failed, or -1 on an I/O error or out of memory. */
+typedef struct score_ctx_s {
+  tally_engine_t *e;
+  tally_buf_t *out;
+  long failed;
+} score_ctx_t;
+
+static int score_line(void *ctx, char *line, size_t len, unsigned long lineno) {
+  score_ctx_t *sc = ctx;
+  (void)lineno;
+  len = cli_trim_end(line, len);
+  if (len == 0)
+    return 0;
+  tally_buf_reset(sc->out);
+  int rc = tally_engine_score(sc->e, line, len, NULL, sc->out);
+  if (rc == TALLY_ENOMEM) {
+    fprintf(stderr, "tally: out of memory\n");
+    return rc;
+  }
+  if (rc != 0)
+    sc->failed++;
+  tally_buf_putc(sc->out, '\n');
+  fwrite(sc->out->data, 1, sc->out->len, stdout);
+  return 0;
+}
+
+static long score_stream(tally_engine_t *e, FILE *f, const char *name,
+                         tally_buf_t *out) {
+  score_ctx_t sc = {e, out, 0};
+  return cli_each_line(f, name, score_line, &sc) != 0 ? -1 : sc.failed;
+}
+
+/* tally score --mode: one participant's jobs for one task, each scored,
+ * then combined into the task score under a score mode. */
+typedef struct mode_run_s {
+  tally_engine_t *e;
+  const tally_taskset_t *tasks;
+  const tally_task_t *task; /* the task of the first job */
+  tally_submission_t *subs;
+  size_t n, cap;
+  long failed; /* jobs that could not be scored */
+  tally_buf_t *out;
+} mode_run_t;
+
+/* Finds the task of job, which must be the task of every job before it.
+ * Returns it, or NULL after printing why (naming name and lineno). */
+static const tally_task_t *mode_job_task(mode_run_t *m, const cJSON *job,
+                                         const char *name,
+                                         unsigned long lineno) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(job, "task");
+  const tally_task_t *task = NULL;
+  if (t == NULL && m->tasks->count == 1)
+    task = m->tasks->entries[0].task;
+  else if (t == NULL)
+    fprintf(stderr, "tally: %s:%lu: task: missing\n", name, lineno);
+  else if (!cJSON_IsString(t))
+    fprintf(stderr, "tally: %s:%lu: task: must be a string\n", name, lineno);
+  else if ((task = tally_taskset_find(m->tasks, t->valuestring)) == NULL)
+    fprintf(stderr, "tally: %s:%lu: task: unknown task \"%s\"\n", name, lineno,
+            t->valuestring);
+  if (task != NULL && m->task != NULL && task != m->task) {
+    fprintf(stderr,
+            "tally: %s:%lu: task \"%s\", but the jobs before are for task "
+            "\"%s\": --mode scores one task\n",
+            name, lineno, task->name, m->task->name);
+    return NULL;
+  }
+  if (m->task == NULL)
+    m->task = task;
+  return task;
+}
+
+/* Adds the job in line (len bytes, NUL-terminated) as a submission: its
+ * task, timestamp, official and tokened flags, and its result, or
+ * unscored if it cannot be scored (said on stderr). Returns 0,
+ * EXIT_CONFIG when the job cannot be placed, or EXIT_JOB_FAILED when out
+ * of memory; each after printing why. */
+static int mode_add(mode_run_t *m, char *line, size_t len, const char *name,
+                    unsigned long lineno) {
+  char err[512];
+  cJSON *job = cJSON_ParseWithOpts(line, NULL, 1);
+  const tally_task_t *task = NULL;
+  int status = 0;
+  if (!cJSON_IsObject(job)) {
+    fprintf(stderr, "tally: %s:%lu: not a JSON object\n", name, lineno);
+    status = EXIT_CONFIG;
+  } else if ((task = mode_job_task(m, job, name, lineno)) == NULL) {
+    status = EXIT_CONFIG;
+  } else if (m->n == m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 16;
+    tally_submission_t *subs = realloc(m->subs, cap * sizeof(*subs));
+    if (subs == NULL) {
+      fprintf(stderr, "tally: out of memory\n");
+      status = EXIT_JOB_FAILED;
+    } else {
+      m->subs = subs;
+      m->cap = cap;
+    }
+  }
+  tally_submission_t *s = NULL;
+  if (status == 0) {
+    s = &m->subs[m->n];
+    tally_submission_init(s);
+    if (tally_submission_read_job(s, job, err, sizeof(err)) != 0) {
+      fprintf(stderr, "tally: %s:%lu: %s\n", name, lineno, err);
+      status = EXIT_CONFIG;
+    }
+  }
+  cJSON_Delete(job);
+  if (status != 0)
+    return status;
+  m->n++;
+
+  tally_buf_reset(m->out);
+  int rc = tally_engine_score(m->e, line, len, NULL, m->out);
+  if (rc == 0) {
+    cJSON *res = cJSON_Parse(m->out->data);
+    rc = res == NULL ? TALLY_ENOMEM
+                     : tally_submission_read_result(s, res, err, sizeof(err));
+    cJSON_Delete(res);
+  }
+  if (rc == TALLY_ENOMEM || m->out->oom) {
+    fprintf(stderr, "tally: out of memory\n");
+    return EXIT_JOB_FAILED;
+  }
+  if (rc != 0) {
+    fprintf(stderr, "tally: %s:%lu: %s (counted as not scored)\n", name, lineno,
+            m->e->err);
+    m->failed++;
+  }
+  return 0;
+}
+
+/* Adds every JSON line of f (named name) with mode_add. Returns 0, or
+ * EXIT_CONFIG or EXIT_JOB_FAILED (read error, out of memory) after
+ * printing why. */
+typedef struct mode_ctx_s {
+  mode_run_t *m;
+  const char *name;
+} mode_ctx_t;
+
+static int mode_line(void *ctx, char *line, size_t len, unsigned long lineno) {
+  mode_ctx_t *mc = ctx;
+  len = cli_trim_end(line, len);
+  line[len] = '\0';
+  return len > 0 ? mode_add(mc->m, line, len, mc->name, lineno) : 0;
+}
+
+static int mode_stream(mode_run_t *m, FILE *f, const char *name) {
+  mode_ctx_t mc = {m, name};
+  int status = cli_each_line(f, name, mode_line, &mc);
+  return status == TALLY_EIO ? EXIT_JOB_FAILED : status;
+}
+
+/* Prints the task score of the submissions in m as one JSON line.
+ * Returns 0 or EXIT_JOB_FAILED (out of memory). */
+static int mode_print(const mode_run_t *m, tally_score_mode_t mode) {
+  tally_task_score_t ts;
+  const tally_task_t *task = m->task;
+  if (task == NULL && m->tasks->count == 1)
+    task = m->tasks->entries[0].task;
+  tally_task_score(mode, task ? task->score_precision : 0,
+                   task ? task->score_rounding : TALLY_ROUND_SUBTASK, m->subs,
+                   m->n, &ts);
+  tally_buf_t *b = m->out;
+  tally_buf_reset(b);
+  tally_buf_puts(b, "{\"task\":");
+  if (task != NULL)
+    tally_json_str(b, task->name);
+  else
+    tally_buf_puts(b, "null");
+  tally_buf_puts(b, ",\"mode\":");
+  tally_json_str(b, tally_score_mode_name(mode));
+  tally_buf_puts(b, ",\"score\":");
+  tally_json_num(b, ts.score);
+  tally_buf_puts(b, ",\"public_score\":");
+  tally_json_num(b, ts.public_score);
+  tally_buf_puts(b, ts.partial ? ",\"partial\":true" : ",\"partial\":false");
+  tally_buf_puts(b, ",\"submissions\":");
+  tally_json_num(b, (double)ts.submissions);
+  tally_buf_puts(b, "}\n");
+  if (b->oom) {
+    fprintf(stderr, "tally: out of memory\n");
+    return EXIT_JOB_FAILED;
+  }
+  fwrite(b->data, 1, b->len, stdout);
+  return 0;
+}
+
+/* Scores the job files (stdin if there are none) as one participant's
+ * submissions and prints their task score. Returns the exit status. */
+static int score_mode(tally_engine_t *e, const tally_taskset_t *tasks,
+                      tally_score_mode_t mode, int nfiles, char **files,
+                      tally_buf_t *out) {
+  mode_run_t m = {.e = e, .tasks = tasks, .out = out};
+  int status = 0;
+  if (nfiles == 0)
+    status = mode_stream(&m, stdin, "stdin");
+  for (int k = 0; k < nfiles && status == 0; k++) {
+    FILE *f = strcmp(files[k], "-") == 0 ? stdin : fopen(files[k], "r");
+    if (f == NULL) {
+      fprintf(stderr, "tally: %s: %s\n", files[k], strerror(errno));
+      status = EXIT_JOB_FAILED;
+      break;
+    }
+    status =
+        mode_stream(&m, f, strcmp(files[k], "-") == 0 ? "stdin" : files[k]);
+    if (f != stdin)
+      fclose(f);
+  }
+  if (status == 0)
+    status = mode_print(&m, mode);
+  if (status == 0 && m.failed > 0)
+    status = EXIT_JOB_FAILED;
+  for (size_t k = 0; k < m.n; k++)
+    tally_submission_close(&m.subs[k]);
+  free(m.subs);
+  return status;
+}
+
+int cmd_score(int argc, char **argv) {
+  const char *task_path = NULL, *plugin_dir = NULL, *mode_name = NULL;
+  tally_score_mode_t mode = TALLY_MODE_MAX_SUBTASK;
+  int i = 0;
+  for (; i < argc; i++) {
+    if ((strcmp(argv[i], "--task") == 0 || strcmp(argv[i], "--tasks") == 0) &&
+        i + 1 < argc && task_path == NULL)
+      task_path = argv[++i];
+    else if (strcmp(argv[i], "--plugins") == 0 && i + 1 < argc)
+      plugin_dir = argv[++i];
+    else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
+      mode_name = argv[++i];
+    else if (strcmp(argv[i], "--") == 0) {
+      i++;
+      break;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0')
+      goto bad_usage;
+    else
+      break;
+  }
+  if (task_path == NULL)
+    goto bad_usage;
+  if (mode_name != NULL && tally_score_mode_parse(mode_name, &mode) != 0) {
+    fprintf(stderr,
+            "tally: --mode: unknown score mode \"%s\" (max, max_subtask or "
+            "max_tokened_last)\n",
+            mode_name);
+    return EXIT_CONFIG;
+  }
+
+  cli_t c;
+  int status = cli_load(&c, plugin_dir, task_path);
+  if (status != 0) {
+    cli_close(&c);
+    return status;
+  }
+
+  tally_engine_t e;
+  tally_buf_t out;
+  tally_engine_init(&e, &c.tasks);
+  tally_buf_init(&out);
+  if (mode_name != NULL) {
+    status = score_mode(&e, &c.tasks, mode, argc - i, argv + i, &out);
+    tally_buf_close(&out);
+    tally_engine_close(&e);
+    cli_close(&c);
+    status = cli_flush_stdout(status, "the score");
+    return status;
+  }
+  long failed = 0;
+  if (i == argc) {
+    failed = score_stream(&e, stdin, "stdin", &out);
+  }
+  for (; i < argc && failed >= 0; i++) {
+    FILE *f = strcmp(argv[i], "-") == 0 ? stdin : fopen(argv[i], "r");
+    if (f == NULL) {
+      fprintf(stderr, "tally: %s: %s\n", argv[i], strerror(errno));
+      failed = -1;
+      break;
+    }
+    long n = score_stream(&e, f, argv[i], &out);
+    failed = n < 0 ? -1 : failed + n;
+    if (f != stdin)
+      fclose(f);
+  }
+  tally_buf_close(&out);
+  tally_engine_close(&e);
+  cli_close(&c);
+  if (fflush(stdout) != 0) {
+    fprintf(stderr, "tally: cannot write results: %s\n", strerror(errno));
+    return EXIT_JOB_FAILED;
+  }
+  return failed == 0 ? 0 : EXIT_JOB_FAILED;
+
+bad_usage:
+  cli_usage(stderr);
+  return EXIT_CONFIG;
+}
+
+/* Checks the task configs at path, printing a line per task or every
+ * error. Returns 0 or EXIT_CONFIG. */
+static int check_path(cli_t *c, const char *path) {
+  tally_diag_t d;
+  tally_taskset_t ts;
+  int status = 0;
+  tally_diag_init(&d, NULL);
+  tally_taskset_init(&ts);
+  if (tally_taskset_load(&ts, &c->reg, path, &d) != 0) {
+    cli_print_diag(&d);
+    status = EXIT_CONFIG;
+  }
+  for (size_t k = 0; k < ts.count; k++) {
+    const tally_task_t *t = ts.entries[k].task;
+    printf("%s: ok: task %s, %s, %zu testcases, %zu subtasks, max score %g "
+           "(public %g)\n",
+           ts.entries[k].file, t->name, t->type->name, t->ntestcases,
+           t->nsubtasks, t->max_score, t->max_public_score);
+  }
+  tally_taskset_close(&ts);
+  tally_diag_close(&d);
+  return status;
+}
+
+int cmd_check(int argc, char **argv) {
+  const char *plugin_dir = NULL;
+  int i = 0;
+  if (i + 1 < argc && strcmp(argv[i], "--plugins") == 0) {
+    plugin_dir = argv[i + 1];
+    i += 2;
+  }
+  if (i == argc) {
+    cli_usage(stderr);
+    return EXIT_CONFIG;
+  }
+  cli_t c;
+  int status = cli_open(&c, plugin_dir);
+  /* Every path is checked, so that every error is shown at once. */
+  int failed = 0;
+  for (; i < argc && status == 0; i++)
+    failed |= check_path(&c, argv[i]);
+  if (failed)
+    status = EXIT_CONFIG;
+  cli_close(&c);
+  return status;
+}

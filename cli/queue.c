@@ -1,0 +1,562 @@
+/* tally submit, status and results: the jobs and results streams. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+/* submit */
+
+typedef struct submit_s {
+  remote_t *r;
+  bool ids;        /* print each entry's ID */
+  size_t inflight; /* XADDs sent whose replies are not read yet */
+  long pushed;
+  long rejected;
+} submit_t;
+
+/* Reads the replies to every XADD in flight, printing the IDs with --ids.
+ * Returns 0, or EXIT_CONFIG with a message printed when Redis failed. */
+static int submit_drain(submit_t *s) {
+  int status = 0;
+  if (s->r->c->err)
+    return EXIT_CONFIG; /* reported when it happened */
+  while (s->inflight > 0) {
+    void *p;
+    if (redisGetReply(s->r->c, &p) != REDIS_OK) {
+      remote_io_error(s->r);
+      return EXIT_CONFIG;
+    }
+    redisReply *reply = p;
+    s->inflight--;
+    if (reply->type == REDIS_REPLY_STRING) {
+      s->pushed++;
+      if (s->ids)
+        printf("%s\n", reply->str);
+    } else if (status == 0) {
+      fprintf(
+          stderr, "tally: Redis at %s: XADD %s: %s\n", s->r->url, s->r->jobs,
+          reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
+      status = EXIT_CONFIG;
+    }
+    freeReplyObject(reply);
+  }
+  return status;
+}
+
+/* Says what is wrong with a line of JSON Lines as a job, or returns NULL
+ * if it is a JSON object. msg holds a message built on the spot. */
+static const char *job_problem(const char *line, size_t len, char *msg,
+                               size_t msglen) {
+  if (strlen(line) != len)
+    return "contains a NUL byte";
+  const char *end = NULL;
+  cJSON *v = cJSON_ParseWithOpts(line, &end, 1);
+  if (v == NULL) {
+    size_t col = end != NULL && end >= line ? (size_t)(end - line) + 1 : 1;
+    snprintf(msg, msglen, "invalid JSON at column %zu", col);
+    return msg;
+  }
+  bool object = cJSON_IsObject(v);
+  cJSON_Delete(v);
+  return object ? NULL : "not a JSON object";
+}
+
+/* Sends every job line of f with XADD, pipelined; rejects the lines that
+ * are not JSON objects with a message naming name and the line. Returns
+ * 0, or EXIT_CONFIG with a message printed. */
+typedef struct submit_ctx_s {
+  submit_t *s;
+  const char *name;
+} submit_ctx_t;
+
+static int submit_line(void *ctx, char *line, size_t len,
+                       unsigned long lineno) {
+  submit_ctx_t *sc = ctx;
+  submit_t *s = sc->s;
+  char msg[64];
+  if (strspn(line, " \t") == len)
+    return 0;
+  const char *bad = job_problem(line, len, msg, sizeof(msg));
+  if (bad != NULL) {
+    fprintf(stderr, "%s:%lu: %s\n", sc->name, lineno, bad);
+    s->rejected++;
+    return 0;
+  }
+  const char *argv[] = {"XADD", s->r->jobs, "*", "job", line};
+  const size_t lens[] = {4, strlen(s->r->jobs), 1, 3, len};
+  if (redisAppendCommandArgv(s->r->c, 5, argv, lens) != REDIS_OK) {
+    fprintf(stderr, "tally: out of memory\n");
+    return EXIT_CONFIG;
+  }
+  return ++s->inflight >= PIPELINE ? submit_drain(s) : 0;
+}
+
+static int submit_stream(submit_t *s, FILE *f, const char *name) {
+  submit_ctx_t sc = {s, name};
+  int status = cli_each_line(f, name, submit_line, &sc);
+  return status == TALLY_EIO ? EXIT_CONFIG : status;
+}
+
+int cmd_submit(int argc, char **argv) {
+  remote_t r;
+  submit_t s = {.r = &r};
+  remote_init(&r);
+  int i = 0, status = 0;
+  for (; i < argc; i++) {
+    int took = remote_flag(&r, argc, argv, &i);
+    if (took < 0)
+      goto bad_usage;
+    if (took > 0)
+      continue;
+    if (strcmp(argv[i], "--ids") == 0)
+      s.ids = true;
+    else if (strcmp(argv[i], "--") == 0) {
+      i++;
+      break;
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0')
+      goto bad_usage;
+    else
+      break;
+  }
+
+  /* Every file opens before anything is sent, so that a typo in a path
+   * does not leave half of the jobs submitted. */
+  int nfiles = i == argc ? 1 : argc - i;
+  FILE **files = calloc((size_t)nfiles, sizeof(*files));
+  const char **names = calloc((size_t)nfiles, sizeof(*names));
+  if (files == NULL || names == NULL) {
+    fprintf(stderr, "tally: out of memory\n");
+    status = EXIT_CONFIG;
+  }
+  for (int k = 0; files != NULL && names != NULL && k < nfiles; k++) {
+    const char *path = i == argc ? "-" : argv[i + k];
+    bool std = strcmp(path, "-") == 0;
+    names[k] = std ? "stdin" : path;
+    files[k] = std ? stdin : fopen(path, "r");
+    if (files[k] == NULL) {
+      fprintf(stderr, "tally: %s: %s\n", path, strerror(errno));
+      status = EXIT_CONFIG;
+    }
+  }
+  bool connected = status == 0 && (status = remote_open(&r)) == 0;
+  for (int k = 0; status == 0 && k < nfiles; k++)
+    status = submit_stream(&s, files[k], names[k]);
+  if (connected) {
+    /* After a failure this still counts what did get through. */
+    int drained = submit_drain(&s);
+    status = status != 0 ? status : drained;
+    fprintf(stderr, "submitted %ld job%s (%ld rejected)\n", s.pushed,
+            s.pushed == 1 ? "" : "s", s.rejected);
+  }
+  status = cli_flush_stdout(status, "the IDs");
+  for (int k = 0; files != NULL && k < nfiles; k++)
+    if (files[k] != NULL && files[k] != stdin)
+      fclose(files[k]);
+  free(files);
+  free(names);
+  remote_close(&r);
+  if (status == 0 && s.rejected > 0)
+    status = EXIT_JOB_FAILED;
+  return status;
+
+bad_usage:
+  cli_usage(stderr);
+  return EXIT_CONFIG;
+}
+
+/* status */
+
+/* What tally status shows. Counts are 0 when a key or the group is
+ * missing; -1 means Redis did not say (lag and entries read). */
+typedef struct status_s {
+  long long jobs, dead, results;
+  bool group;
+  long long pending, lag, entries_read;
+  const char *last_id;   /* in groups, or NULL */
+  redisReply *groups;    /* XINFO GROUPS */
+  redisReply *consumers; /* XINFO CONSUMERS: flat arrays */
+  redisReply *oldest;    /* XPENDING - + 1 */
+} status_t;
+
+#define NO_GROUP_NOTE "no consumer group yet (tallyd has not started)"
+
+/* XLEN key into *n. Returns 0 or EXIT_CONFIG (printed). */
+static int stream_len(remote_t *r, const char *key, long long *n) {
+  redisReply *reply =
+      cli_expect(r, remote_cmd(r, "XLEN %s", key), REDIS_REPLY_INTEGER, "XLEN");
+  if (reply == NULL)
+    return EXIT_CONFIG;
+  *n = reply->integer;
+  freeReplyObject(reply);
+  return 0;
+}
+
+/* Fills st from Redis. Returns 0 or EXIT_CONFIG (printed). */
+static int status_read(remote_t *r, status_t *st) {
+  st->lag = st->entries_read = -1;
+  if (stream_len(r, r->jobs, &st->jobs) != 0 ||
+      stream_len(r, r->dead, &st->dead) != 0 ||
+      stream_len(r, r->results, &st->results) != 0)
+    return EXIT_CONFIG;
+  st->groups = remote_cmd(r, "XINFO GROUPS %s", r->jobs);
+  if (st->groups == NULL)
+    return EXIT_CONFIG;
+  if (st->groups->type == REDIS_REPLY_ERROR &&
+      strstr(st->groups->str, "no such key") != NULL) {
+    st->lag = st->entries_read = 0;
+    return 0;
+  }
+  if (cli_expect(r, st->groups, REDIS_REPLY_ARRAY, "XINFO GROUPS") == NULL) {
+    st->groups = NULL;
+    return EXIT_CONFIG;
+  }
+  const redisReply *g = NULL;
+  for (size_t k = 0; k < st->groups->elements && g == NULL; k++) {
+    const char *name = cli_str_of(cli_field(st->groups->element[k], "name"));
+    if (name != NULL && strcmp(name, GROUP) == 0)
+      g = st->groups->element[k];
+  }
+  if (g == NULL) {
+    st->lag = st->entries_read = 0;
+    return 0;
+  }
+  st->group = true;
+  st->pending = cli_int_field(g, "pending", 0);
+  st->lag = cli_int_field(g, "lag", -1);
+  st->entries_read = cli_int_field(g, "entries-read", -1);
+  st->last_id = cli_str_of(cli_field(g, "last-delivered-id"));
+  st->consumers =
+      cli_expect(r, remote_cmd(r, "XINFO CONSUMERS %s %s", r->jobs, GROUP),
+                 REDIS_REPLY_ARRAY, "XINFO CONSUMERS");
+  if (st->consumers == NULL)
+    return EXIT_CONFIG;
+  st->oldest =
+      cli_expect(r, remote_cmd(r, "XPENDING %s %s - + 1", r->jobs, GROUP),
+                 REDIS_REPLY_ARRAY, "XPENDING");
+  return st->oldest == NULL ? EXIT_CONFIG : 0;
+}
+
+static void status_free(status_t *st) {
+  if (st->groups != NULL)
+    freeReplyObject(st->groups);
+  if (st->consumers != NULL)
+    freeReplyObject(st->consumers);
+  if (st->oldest != NULL)
+    freeReplyObject(st->oldest);
+}
+
+/* The oldest pending entry: [id, consumer, idle ms, deliveries]. Returns
+ * false when there is none or the reply has another shape. */
+static bool oldest_of(const status_t *st, const char **id,
+                      const char **consumer, long long *idle,
+                      long long *deliveries) {
+  if (st->oldest == NULL || st->oldest->elements == 0)
+    return false;
+  const redisReply *e = st->oldest->element[0];
+  if (e->type != REDIS_REPLY_ARRAY || e->elements < 4 ||
+      cli_str_of(e->element[0]) == NULL || cli_str_of(e->element[1]) == NULL)
+    return false;
+  *id = e->element[0]->str;
+  *consumer = e->element[1]->str;
+  *idle = e->element[2]->integer;
+  *deliveries = e->element[3]->integer;
+  return true;
+}
+
+/* One line of the text form: a label in a column of its own. */
+static void status_line(const char *label, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("%-16s ", label);
+  vprintf(fmt, ap);
+  putchar('\n');
+  va_end(ap);
+}
+
+static void status_text(const remote_t *r, const status_t *st) {
+  const char *id, *who;
+  long long idle, deliveries;
+  status_line("redis", "%s", r->url);
+  status_line("jobs", "%lld in %s", st->jobs, r->jobs);
+  if (!st->group)
+    status_line("group", "none: " NO_GROUP_NOTE);
+  else
+    status_line("group", "%s on %s, last delivered %s", GROUP, r->jobs,
+                st->last_id ? st->last_id : "none");
+  if (st->lag >= 0)
+    status_line("lag", "%lld not yet delivered", st->lag);
+  else
+    status_line("lag", "unknown");
+  status_line("pending", "%lld delivered, not yet acknowledged", st->pending);
+  if (oldest_of(st, &id, &who, &idle, &deliveries))
+    status_line("oldest pending",
+                "%s, consumer %s, idle %lld ms, delivered %lld time%s", id, who,
+                idle, deliveries, deliveries == 1 ? "" : "s");
+  size_t n = st->consumers ? st->consumers->elements : 0;
+  status_line("consumers", "%zu", n);
+  for (size_t k = 0; k < n; k++) {
+    const redisReply *c = st->consumers->element[k];
+    const char *name = cli_str_of(cli_field(c, "name"));
+    char label[256];
+    snprintf(label, sizeof(label), "  %s", name ? name : "?");
+    status_line(label, "%lld pending, idle %lld ms",
+                cli_int_field(c, "pending", 0), cli_int_field(c, "idle", 0));
+  }
+  status_line("dead letters", "%lld in %s", st->dead, r->dead);
+  status_line("results", "%lld in %s", st->results, r->results);
+}
+
+static void status_json(const remote_t *r, const status_t *st, tally_buf_t *b) {
+  const char *id, *who;
+  long long idle, deliveries;
+  tally_buf_puts(b, "{\"redis\":");
+  tally_json_str(b, r->url);
+  cli_json_string(b, "prefix", r->prefix);
+  cli_json_int(b, "jobs", st->jobs);
+  cli_json_string(b, "group", st->group ? GROUP : NULL);
+  if (!st->group)
+    cli_json_string(b, "note", NO_GROUP_NOTE);
+  cli_json_string(b, "last_delivered_id", st->last_id);
+  cli_json_int(b, "entries_read", st->entries_read);
+  cli_json_int(b, "lag", st->lag);
+  cli_json_int(b, "pending", st->pending);
+  tally_buf_puts(b, ",\"oldest_pending\":");
+  if (oldest_of(st, &id, &who, &idle, &deliveries)) {
+    tally_buf_puts(b, "{\"id\":");
+    tally_json_str(b, id);
+    cli_json_string(b, "consumer", who);
+    cli_json_int(b, "idle_ms", idle);
+    cli_json_int(b, "deliveries", deliveries);
+    tally_buf_putc(b, '}');
+  } else {
+    tally_buf_puts(b, "null");
+  }
+  tally_buf_puts(b, ",\"consumers\":[");
+  size_t n = st->consumers ? st->consumers->elements : 0;
+  for (size_t k = 0; k < n; k++) {
+    const redisReply *c = st->consumers->element[k];
+    tally_buf_puts(b, k ? ",{\"name\":" : "{\"name\":");
+    const char *name = cli_str_of(cli_field(c, "name"));
+    tally_json_str(b, name ? name : "");
+    cli_json_int(b, "pending", cli_int_field(c, "pending", 0));
+    cli_json_int(b, "idle_ms", cli_int_field(c, "idle", 0));
+    tally_buf_putc(b, '}');
+  }
+  tally_buf_putc(b, ']');
+  cli_json_int(b, "dead", st->dead);
+  cli_json_int(b, "results", st->results);
+  tally_buf_puts(b, "}\n");
+}
+
+int cmd_status(int argc, char **argv) {
+  remote_t r;
+  bool json = false;
+  remote_init(&r);
+  for (int i = 0; i < argc; i++) {
+    int took = remote_flag(&r, argc, argv, &i);
+    if (took < 0)
+      goto bad_usage;
+    if (took > 0)
+      continue;
+    if (strcmp(argv[i], "--json") == 0)
+      json = true;
+    else
+      goto bad_usage;
+  }
+  status_t st = {0};
+  int status = remote_open(&r);
+  if (status == 0)
+    status = status_read(&r, &st);
+  if (status == 0 && json) {
+    tally_buf_t b;
+    tally_buf_init(&b);
+    status_json(&r, &st, &b);
+    if (b.oom) {
+      fprintf(stderr, "tally: out of memory\n");
+      status = EXIT_CONFIG;
+    } else {
+      fwrite(b.data, 1, b.len, stdout);
+    }
+    tally_buf_close(&b);
+  } else if (status == 0) {
+    status_text(&r, &st);
+  }
+  status_free(&st);
+  remote_close(&r);
+  status = cli_flush_stdout(status, "the status");
+  return status;
+
+bad_usage:
+  cli_usage(stderr);
+  return EXIT_CONFIG;
+}
+
+/* results */
+
+/* The ID of the last entry of key ("0-0" for none) in id, which holds
+ * idlen bytes: what "$" means, pinned down so that no entry added between
+ * two reads is missed. Returns 0 or EXIT_CONFIG (printed). */
+static int last_id(remote_t *r, const char *key, char *id, size_t idlen) {
+  redisReply *reply =
+      cli_expect(r, remote_cmd(r, "XREVRANGE %s + - COUNT 1", key),
+                 REDIS_REPLY_ARRAY, "XREVRANGE");
+  if (reply == NULL)
+    return EXIT_CONFIG;
+  const char *last = "0-0";
+  if (reply->elements > 0 && reply->element[0]->type == REDIS_REPLY_ARRAY &&
+      reply->element[0]->elements > 0 &&
+      cli_str_of(reply->element[0]->element[0]) != NULL)
+    last = reply->element[0]->element[0]->str;
+  snprintf(id, idlen, "%s", last);
+  freeReplyObject(reply);
+  return 0;
+}
+
+/* Appends before, then a field of a stream entry as a JSON member whose
+ * value is a string, or null when the field is missing. */
+static void json_field(tally_buf_t *b, const char *before, const char *name,
+                       const redisReply *fields) {
+  tally_buf_puts(b, before);
+  tally_json_str(b, name);
+  tally_buf_putc(b, ':');
+  const redisReply *v = cli_field(fields, name);
+  if (v == NULL || v->type != REDIS_REPLY_STRING)
+    tally_buf_puts(b, "null");
+  else if (strcmp(name, "deliveries") == 0 && v->len > 0 && v->len < 16 &&
+           strspn(v->str, "0123456789") == v->len)
+    tally_buf_put(b, v->str, v->len); /* a count: a number */
+  else
+    tally_json_str(b, v->str);
+}
+
+/* Writes the line for one stream entry into b: the result's JSON, or for
+ * a dead letter an object made of its fields. Returns false (after saying
+ * so) for an entry without a result. */
+static bool entry_line(tally_buf_t *b, const char *id, const redisReply *fields,
+                       bool dead) {
+  if (dead) {
+    json_field(b, "{", "id", fields);
+    json_field(b, ",", "error", fields);
+    json_field(b, ",", "deliveries", fields);
+    json_field(b, ",", "job", fields);
+    tally_buf_puts(b, "}\n");
+    return true;
+  }
+  const redisReply *v = cli_field(fields, "result");
+  if (v == NULL || v->type != REDIS_REPLY_STRING) {
+    fprintf(stderr, "tally: entry %s has no result field\n", id);
+    return false;
+  }
+  tally_buf_put(b, v->str, v->len);
+  tally_buf_putc(b, '\n');
+  return true;
+}
+
+int cmd_results(int argc, char **argv) {
+  remote_t r;
+  const char *from = "$";
+  long count = 0; /* 0: no limit */
+  bool follow = true, dead = false;
+  remote_init(&r);
+  for (int i = 0; i < argc; i++) {
+    int took = remote_flag(&r, argc, argv, &i);
+    if (took < 0)
+      goto bad_usage;
+    if (took > 0)
+      continue;
+    if (strcmp(argv[i], "--from") == 0 && i + 1 < argc)
+      from = argv[++i];
+    else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc &&
+             (count = cli_positive(argv[i + 1])) > 0)
+      i++;
+    else if (strcmp(argv[i], "--no-follow") == 0)
+      follow = false;
+    else if (strcmp(argv[i], "--dead") == 0)
+      dead = true;
+    else
+      goto bad_usage;
+  }
+
+  int status = remote_open(&r);
+  const char *key = dead ? r.dead : r.results;
+  char id[128];
+  if (status == 0 && strcmp(from, "$") == 0)
+    status = last_id(&r, key, id, sizeof(id));
+  else
+    snprintf(id, sizeof(id), "%s", from);
+  if (status == 0 && follow) {
+    /* A blocking read takes up to BLOCK_MS before Redis answers. */
+    long ms = BLOCK_MS + TIMEOUT_MS;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    if (redisSetTimeout(r.c, tv) != REDIS_OK) {
+      remote_io_error(&r);
+      status = EXIT_CONFIG;
+    }
+  }
+  struct sigaction sa = {.sa_handler = cli_on_stop_signal};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+
+  tally_buf_t b;
+  tally_buf_init(&b);
+  long printed = 0;
+  while (status == 0 && !cli_stop_requested &&
+         (count == 0 || printed < count)) {
+    long want = count == 0 || count - printed > 100 ? 100 : count - printed;
+    redisReply *reply =
+        follow ? remote_cmd(&r, "XREAD COUNT %ld BLOCK %d STREAMS %s %s", want,
+                            BLOCK_MS, key, id)
+               : remote_cmd(&r, "XREAD COUNT %ld STREAMS %s %s", want, key, id);
+    if (reply != NULL && reply->type == REDIS_REPLY_NIL) {
+      freeReplyObject(reply);
+      if (!follow)
+        break;
+      continue;
+    }
+    if ((reply = cli_expect(&r, reply, REDIS_REPLY_ARRAY, "XREAD")) == NULL) {
+      status = EXIT_CONFIG;
+      break;
+    }
+    /* [[key, [[id, [field, value, ...]], ...]]] */
+    const redisReply *entries =
+        reply->elements == 1 && reply->element[0]->elements == 2
+            ? reply->element[0]->element[1]
+            : NULL;
+    for (size_t k = 0; entries != NULL && k < entries->elements; k++) {
+      const redisReply *e = entries->element[k];
+      if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+          cli_str_of(e->element[0]) == NULL)
+        continue;
+      snprintf(id, sizeof(id), "%s", e->element[0]->str);
+      tally_buf_reset(&b);
+      if (!entry_line(&b, id, e->element[1], dead))
+        continue;
+      if (b.oom) {
+        fprintf(stderr, "tally: out of memory\n");
+        status = EXIT_CONFIG;
+        break;
+      }
+      fwrite(b.data, 1, b.len, stdout);
+      if (fflush(stdout) != 0) {
+        fprintf(stderr, "tally: cannot write: %s\n", strerror(errno));
+        status = EXIT_JOB_FAILED;
+        break;
+      }
+      printed++;
+    }
+    freeReplyObject(reply);
+  }
+  tally_buf_close(&b);
+  remote_close(&r);
+  return status;
+
+bad_usage:
+  cli_usage(stderr);
+  return EXIT_CONFIG;
+}
