@@ -1,6 +1,6 @@
 /* Rescoring stored submissions from their jobs (docs/contest.md): see
  * rescore.h. */
-#include "cli/rescore.h"
+#include "cli/rescore_int.h"
 
 #include "engine/engine.h"
 #include "redis/redis.h"
@@ -17,91 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK 256            /* submissions read in one pipeline */
-#define TIMEOUT_MS 30000     /* on every command, script calls included */
-#define LOCK_TTL_MS 30000    /* the lock expires unless refreshed */
-#define LOCK_REFRESH_MS 5000 /* how often it is */
-#define PROGRESS_MS 500      /* how often <p>:rescore is written */
-#define CALLBACK_MS 200      /* how often on_progress runs */
-#define MAX_TRIES 100        /* script calls for one submission */
-#define NFIELDS 7            /* what is read of a submission: */
 static const char *const fields[NFIELDS] = {
     "job", "rev", "summary", "version", "score", "public_score", "scored"};
-enum { F_JOB, F_REV, F_SUMMARY, F_VERSION, F_SCORE, F_PUBLIC, F_SCORED };
-
-/* Where a submission is in the rescore. */
-enum {
-  IT_NEW = 0,   /* not read yet */
-  IT_SEND,      /* scored, to be written */
-  IT_UNCHANGED, /* its summary is the stored one: nothing to write */
-  IT_SKIPPED,   /* not to be rescored (rescore.h says which) */
-  IT_GONE,      /* deleted meanwhile */
-  IT_WRITTEN    /* written */
-};
-
-typedef struct item_s {
-  char *id;
-  char *order;   /* contest, participant, task: the order of the writes */
-  char *summary; /* the new summary (IT_SEND), or NULL when unscored */
-  char *error;   /* why the job cannot be scored, or NULL */
-  char *rev;     /* the rev the job was read at */
-  char *participant, *contest; /* for on_change (dry runs) */
-  const char *task;            /* a name in the taskset, or NULL */
-  unsigned char state;
-  bool old_scored, new_scored, differs;
-  double old_score, old_public, new_score, new_public;
-} item_t;
-
-/* A stored task version (<p>:taskversions). */
-typedef struct version_s {
-  char *task, *version;
-} version_t;
-
-typedef struct run_s run_t;
-
-typedef struct worker_s {
-  run_t *run;
-  redisContext *c;
-  tally_engine_t e;
-  tally_buf_t out, sum;
-  tally_call_t call;
-  bool *seen; /* per taskset entry: a submission of it was rescored */
-  pthread_t thread;
-  bool started;
-  int status;
-  char err[512];
-} worker_t;
-
-struct run_s {
-  const tally_rescore_opts_t *o;
-  item_t *items; /* sorted by id */
-  size_t n;
-  item_t **send; /* the items to write, in write order */
-  /* The script calls: call k writes send[calls[k]..calls[k + 1]). */
-  size_t *calls;
-  size_t ncalls;
-  size_t nsend;
-  version_t *versions; /* stored task versions, for stale */
-  size_t nversions;
-  version_t *pending; /* <p>:rescore:pending: rescores not yet finished */
-  size_t npending;
-  bool *finishing; /* per taskset entry: its pending mark is cleared once
-                      this run succeeds */
-  char sha[48];
-  char lock_key[512], progress_key[512], lock_value[256];
-  bool locked;
-  redisContext *ctl; /* the main thread's: lock, progress, selection */
-  worker_t **workers;
-  unsigned nworkers;
-  atomic_size_t next, scored, done, changed, failed, skipped, gone, retried;
-  atomic_uint running;
-  atomic_bool stop;
-  const char *state;
-  double phase_s[3]; /* seconds in selecting, scoring and writing */
-  double t0;         /* monotonic seconds when started */
-  long long started; /* ms since the epoch */
-  char url[512];
-};
 
 static double now_s(void) {
   struct timespec ts;
@@ -121,7 +38,7 @@ static void sleep_ms(long ms) {
     ;
 }
 
-static char *dup_n(const char *s, size_t n) {
+char *tally__rs_dup(const char *s, size_t n) {
   char *d = malloc(n + 1);
   if (d != NULL) {
     memcpy(d, s, n);
@@ -130,10 +47,7 @@ static char *dup_n(const char *s, size_t n) {
   return d;
 }
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
+int tally__rs_fail(char *err, size_t errlen, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, errlen, fmt, ap);
@@ -163,31 +77,32 @@ redisContext *tally_rescore_connect(const char *url, uint64_t timeout_ms,
   char why[1024];
   tally_redis_url_t u;
   if (tally_redis_url_parse(&u, url, why, sizeof(why)) != 0) {
-    fail(err, errlen, 0, "bad Redis URL %s", why);
+    tally__rs_fail(err, errlen, 0, "bad Redis URL %s", why);
     return NULL;
   }
   redisContext *c = tally_redis_connect_sync(&u, timeout_ms, why, sizeof(why));
   tally_redis_url_free(&u);
   if (c == NULL)
-    fail(err, errlen, 0, "%s", why);
+    tally__rs_fail(err, errlen, 0, "%s", why);
   return c;
 }
 
 /* Says in err why reply (of command what, on c) is not of type; returns
  * TALLY_EIO. */
-static int reply_error(const run_t *run, redisContext *c,
-                       const redisReply *reply, const char *what, char *err,
-                       size_t errlen) {
-  return fail(err, errlen, TALLY_EIO, "Redis at %s: %s: %s", run->url, what,
-              reply == NULL                      ? c->errstr
-              : reply->type == REDIS_REPLY_ERROR ? reply->str
-                                                 : "unexpected reply");
+int tally__rs_reply_error(const run_t *run, redisContext *c,
+                          const redisReply *reply, const char *what, char *err,
+                          size_t errlen) {
+  return tally__rs_fail(
+      err, errlen, TALLY_EIO, "Redis at %s: %s: %s", run->url, what,
+      reply == NULL                      ? c->errstr
+      : reply->type == REDIS_REPLY_ERROR ? reply->str
+                                         : "unexpected reply");
 }
 
 /* Runs a command on c and checks its reply type. Returns the reply (the
  * caller frees it), or NULL with err set. */
-static redisReply *command(const run_t *run, redisContext *c, int type,
-                           char *err, size_t errlen, const char *fmt, ...) {
+redisReply *tally__rs_command(const run_t *run, redisContext *c, int type,
+                              char *err, size_t errlen, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   redisReply *r = redisvCommand(c, fmt, ap);
@@ -196,7 +111,7 @@ static redisReply *command(const run_t *run, redisContext *c, int type,
     return r;
   char what[64];
   snprintf(what, sizeof(what), "%.*s", (int)strcspn(fmt, " "), fmt);
-  reply_error(run, c, r, what, err, errlen);
+  tally__rs_reply_error(run, c, r, what, err, errlen);
   if (r != NULL)
     freeReplyObject(r);
   return NULL;
@@ -221,8 +136,8 @@ static int lock_take(run_t *run, char *err, size_t errlen) {
                                  run->lock_value, LOCK_TTL_MS);
     if (r == NULL ||
         (r->type != REDIS_REPLY_STATUS && r->type != REDIS_REPLY_NIL)) {
-      int rc =
-          reply_error(run, run->ctl, r, "SET (the rescore lock)", err, errlen);
+      int rc = tally__rs_reply_error(run, run->ctl, r, "SET (the rescore lock)",
+                                     err, errlen);
       if (r != NULL)
         freeReplyObject(r);
       return rc;
@@ -243,29 +158,32 @@ static int lock_take(run_t *run, char *err, size_t errlen) {
       told = true;
     }
     if (o->cancel != NULL && *o->cancel)
-      return fail(err, errlen, TALLY_EIO,
-                  "interrupted while waiting for the lock %s", run->lock_key);
+      return tally__rs_fail(err, errlen, TALLY_EIO,
+                            "interrupted while waiting for the lock %s",
+                            run->lock_key);
     if (o->lock_wait_ms > 0 && (now_s() - t0) * 1000 >= o->lock_wait_ms)
-      return fail(err, errlen, TALLY_EIO,
-                  "another rescore holds the lock %s; gave up after %.1f s",
-                  run->lock_key, (double)o->lock_wait_ms / 1000);
+      return tally__rs_fail(
+          err, errlen, TALLY_EIO,
+          "another rescore holds the lock %s; gave up after %.1f s",
+          run->lock_key, (double)o->lock_wait_ms / 1000);
     sleep_ms(250);
   }
 }
 
 /* Keeps the lock alive. Returns 0, or TALLY_EIO when it was lost. */
 static int lock_refresh(run_t *run, char *err, size_t errlen) {
-  redisReply *r = command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
-                          "EVAL %s 1 %s %s %d", tally_lua_lock_refresh,
-                          run->lock_key, run->lock_value, LOCK_TTL_MS);
+  redisReply *r = tally__rs_command(
+      run, run->ctl, REDIS_REPLY_INTEGER, err, errlen, "EVAL %s 1 %s %s %d",
+      tally_lua_lock_refresh, run->lock_key, run->lock_value, LOCK_TTL_MS);
   if (r == NULL)
     return TALLY_EIO;
   bool held = r->integer == 1;
   freeReplyObject(r);
   return held ? 0
-              : fail(err, errlen, TALLY_EIO,
-                     "lost the rescore lock %s (it expired or was deleted)",
-                     run->lock_key);
+              : tally__rs_fail(
+                    err, errlen, TALLY_EIO,
+                    "lost the rescore lock %s (it expired or was deleted)",
+                    run->lock_key);
 }
 
 static void lock_release(run_t *run) {
@@ -322,7 +240,8 @@ static int progress_write(run_t *run, const char *error, char *err,
   redisReply *r = redisCommandArgv(run->ctl, argc, argv, NULL);
   int rc = r != NULL && r->type == REDIS_REPLY_INTEGER
                ? 0
-               : reply_error(run, run->ctl, r, "HSET (progress)", err, errlen);
+               : tally__rs_reply_error(run, run->ctl, r, "HSET (progress)", err,
+                                       errlen);
   if (r != NULL)
     freeReplyObject(r);
   return rc;
@@ -338,7 +257,7 @@ static int monitor(run_t *run, char *err, size_t errlen) {
     sleep_ms(20);
     double t = now_s();
     if (rc == 0 && o->cancel != NULL && *o->cancel) {
-      rc = fail(err, errlen, TALLY_EIO, "interrupted");
+      rc = tally__rs_fail(err, errlen, TALLY_EIO, "interrupted");
       atomic_store(&run->stop, true);
     }
     if (o->on_progress != NULL && (t - last_cb) * 1000 >= CALLBACK_MS) {
@@ -379,20 +298,20 @@ static char *text_of(const cJSON *v, const char *dflt) {
 }
 
 /* A version stored in <p>:taskversions, or NULL. */
-static const char *stored_version(const run_t *run, const char *task) {
+const char *tally__rs_stored_version(const run_t *run, const char *task) {
   for (size_t k = 0; k < run->nversions; k++)
     if (strcmp(run->versions[k].task, task) == 0)
       return run->versions[k].version;
   return NULL;
 }
 
-static const char *reply_str(const redisReply *r) {
+const char *tally__rs_reply_str(const redisReply *r) {
   return r != NULL && r->type == REDIS_REPLY_STRING ? r->str : NULL;
 }
 
 /* Reads a number from a stored field; false when there is none. */
 static bool stored_number(const redisReply *r, double *v) {
-  const char *s = reply_str(r);
+  const char *s = tally__rs_reply_str(r);
   char *end;
   if (s == NULL || *s == '\0')
     return false;
@@ -423,7 +342,7 @@ static void item_finish(run_t *run, item_t *it, unsigned char state) {
 
 /* For dry runs: the old and new scores, and whether they differ. */
 static int item_compare(worker_t *w, item_t *it, const redisReply *r) {
-  const char *scored = reply_str(r->element[F_SCORED]);
+  const char *scored = tally__rs_reply_str(r->element[F_SCORED]);
   it->old_scored = (scored == NULL || strcmp(scored, "0") != 0) &&
                    stored_number(r->element[F_SCORE], &it->old_score) &&
                    stored_number(r->element[F_PUBLIC], &it->old_public);
@@ -454,7 +373,7 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
   const tally_rescore_opts_t *o = run->o;
   bool first = it->state == IT_NEW, was_failed = it->error != NULL;
   item_clear(it);
-  const char *job = reply_str(r->element[F_JOB]);
+  const char *job = tally__rs_reply_str(r->element[F_JOB]);
   if (job == NULL) {
     item_finish(run, it, IT_GONE);
     return 0;
@@ -468,8 +387,8 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
                                  ? tally_taskset_find(o->tasks, w->e.job.task)
                                  : w->e.default_task;
   const char *version = task ? tally_taskset_version(o->tasks, task) : NULL;
-  const char *stored = reply_str(r->element[F_VERSION]);
-  const char *current = task ? stored_version(run, task->name) : NULL;
+  const char *stored = tally__rs_reply_str(r->element[F_VERSION]);
+  const char *current = task ? tally__rs_stored_version(run, task->name) : NULL;
   if (task == NULL ||
       (o->changed && stored != NULL && strcmp(stored, version) == 0) ||
       (o->stale && (current == NULL || strcmp(current, version) != 0))) {
@@ -485,7 +404,7 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
   it->contest =
       text_of(cJSON_GetObjectItemCaseSensitive(root, "contest"), "default");
   it->participant = text_of(w->e.job.participant, "");
-  const char *rev = reply_str(r->element[F_REV]);
+  const char *rev = tally__rs_reply_str(r->element[F_REV]);
   it->rev = strdup(rev ? rev : "0");
   if (it->contest == NULL || it->participant == NULL || it->rev == NULL)
     return TALLY_ENOMEM;
@@ -509,7 +428,7 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
   if (rc == 0) {
     /* An unchanged summary needs no write; but a stale one is written
      * all the same, so that the script takes it out of <p>:stale. */
-    const char *old = reply_str(r->element[F_SUMMARY]);
+    const char *old = tally__rs_reply_str(r->element[F_SUMMARY]);
     if (!o->stale && old != NULL && r->element[F_SUMMARY]->len == w->sum.len &&
         memcmp(old, w->sum.data, w->sum.len) == 0) {
       if (first)
@@ -519,7 +438,7 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
       item_finish(run, it, IT_UNCHANGED);
       return 0;
     }
-    if ((it->summary = dup_n(w->sum.data, w->sum.len)) == NULL)
+    if ((it->summary = tally__rs_dup(w->sum.data, w->sum.len)) == NULL)
       return TALLY_ENOMEM;
     if (was_failed)
       atomic_fetch_sub(&run->failed, 1);
@@ -529,7 +448,7 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
     if (tally_engine_unscored(&w->e, &w->sum) != 0 || w->sum.oom)
       return TALLY_ENOMEM;
     if (w->sum.len > 0 &&
-        (it->summary = dup_n(w->sum.data, w->sum.len)) == NULL)
+        (it->summary = tally__rs_dup(w->sum.data, w->sum.len)) == NULL)
       return TALLY_ENOMEM;
     if ((it->error = strdup(w->e.err)) == NULL)
       return TALLY_ENOMEM;
@@ -558,18 +477,21 @@ static int read_items(worker_t *w, item_t **items, size_t n) {
              items[k]->id);
     memcpy(argv + 2, fields, sizeof(fields));
     if (redisAppendCommandArgv(w->c, 2 + NFIELDS, argv, NULL) != REDIS_OK)
-      return fail(w->err, sizeof(w->err), TALLY_ENOMEM, "out of memory");
+      return tally__rs_fail(w->err, sizeof(w->err), TALLY_ENOMEM,
+                            "out of memory");
   }
   int rc = 0;
   for (size_t k = 0; k < n; k++) {
     void *p = NULL;
     if (redisGetReply(w->c, &p) != REDIS_OK)
-      return reply_error(run, w->c, NULL, "HMGET", w->err, sizeof(w->err));
+      return tally__rs_reply_error(run, w->c, NULL, "HMGET", w->err,
+                                   sizeof(w->err));
     redisReply *r = p;
     if (rc == 0 && (r->type != REDIS_REPLY_ARRAY || r->elements != NFIELDS))
-      rc = reply_error(run, w->c, r, "HMGET", w->err, sizeof(w->err));
+      rc = tally__rs_reply_error(run, w->c, r, "HMGET", w->err, sizeof(w->err));
     else if (rc == 0 && item_score(w, items[k], r) != 0)
-      rc = fail(w->err, sizeof(w->err), TALLY_ENOMEM, "out of memory");
+      rc =
+          tally__rs_fail(w->err, sizeof(w->err), TALLY_ENOMEM, "out of memory");
     freeReplyObject(r);
   }
   return rc;
@@ -616,8 +538,8 @@ static int write_call(worker_t *w, item_t **items, size_t n, item_t **again,
     }
   }
   if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != n) {
-    int rc =
-        reply_error(run, w->c, r, "the rescore script", w->err, sizeof(w->err));
+    int rc = tally__rs_reply_error(run, w->c, r, "the rescore script", w->err,
+                                   sizeof(w->err));
     if (r != NULL)
       freeReplyObject(r);
     return rc;
@@ -637,10 +559,11 @@ static int write_call(worker_t *w, item_t **items, size_t n, item_t **again,
     } else if (code == -3) {
       item_finish(run, items[k], IT_GONE);
     } else {
-      rc = fail(w->err, sizeof(w->err), TALLY_EIO,
-                "Redis at %s: the rescore script: unexpected reply for "
-                "submission %s",
-                run->url, items[k]->id);
+      rc = tally__rs_fail(
+          w->err, sizeof(w->err), TALLY_EIO,
+          "Redis at %s: the rescore script: unexpected reply for "
+          "submission %s",
+          run->url, items[k]->id);
     }
   }
   freeReplyObject(r);
@@ -656,10 +579,10 @@ static int write_items(worker_t *w, item_t **items, size_t n) {
   memcpy(todo, items, n * sizeof(*items));
   for (int tries = 0; n > 0; tries++) {
     if (tries == MAX_TRIES)
-      return fail(w->err, sizeof(w->err), TALLY_EIO,
-                  "submission %s kept changing while it was rescored "
-                  "(%d tries)",
-                  todo[0]->id, MAX_TRIES);
+      return tally__rs_fail(w->err, sizeof(w->err), TALLY_EIO,
+                            "submission %s kept changing while it was rescored "
+                            "(%d tries)",
+                            todo[0]->id, MAX_TRIES);
     size_t nagain = 0, k = 0;
     while (k < n) {
       size_t nsent = 0;
@@ -749,8 +672,8 @@ static int phase(run_t *run, const char *state, void *(*fn)(void *), char *err,
     worker_t *w = run->workers[k];
     w->started = pthread_create(&w->thread, NULL, fn, w) == 0;
     if (!w->started) {
-      w->status =
-          fail(w->err, sizeof(w->err), TALLY_ENOMEM, "cannot start a thread");
+      w->status = tally__rs_fail(w->err, sizeof(w->err), TALLY_ENOMEM,
+                                 "cannot start a thread");
       atomic_store(&run->stop, true);
       atomic_fetch_sub(&run->running, 1);
     }
@@ -766,287 +689,6 @@ static int phase(run_t *run, const char *state, void *(*fn)(void *), char *err,
       snprintf(err, errlen, "%s", w->err);
     }
   }
-  return rc;
-}
-
-/* Selection. */
-
-typedef struct ids_s {
-  char **v;
-  size_t n, cap;
-} ids_t;
-
-static int ids_push(ids_t *ids, const char *s, size_t len) {
-  if (ids->n == ids->cap) {
-    size_t cap = ids->cap ? ids->cap * 2 : 1024;
-    char **v = realloc(ids->v, cap * sizeof(*v));
-    if (v == NULL)
-      return TALLY_ENOMEM;
-    ids->v = v;
-    ids->cap = cap;
-  }
-  if ((ids->v[ids->n] = dup_n(s, len)) == NULL)
-    return TALLY_ENOMEM;
-  ids->n++;
-  return 0;
-}
-
-/* Adds every member of the set key to ids, with SSCAN. */
-static int scan_set(run_t *run, const char *key, ids_t *ids, char *err,
-                    size_t errlen) {
-  char cursor[32] = "0";
-  do {
-    redisReply *r = command(run, run->ctl, REDIS_REPLY_ARRAY, err, errlen,
-                            "SSCAN %s %s COUNT 1000", key, cursor);
-    if (r == NULL)
-      return TALLY_EIO;
-    if (r->elements != 2 || reply_str(r->element[0]) == NULL ||
-        r->element[1]->type != REDIS_REPLY_ARRAY) {
-      freeReplyObject(r);
-      return reply_error(run, run->ctl, NULL, "SSCAN", err, errlen);
-    }
-    snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-    const redisReply *m = r->element[1];
-    for (size_t k = 0; k < m->elements; k++)
-      if (reply_str(m->element[k]) != NULL &&
-          ids_push(ids, m->element[k]->str, m->element[k]->len) != 0) {
-        freeReplyObject(r);
-        return fail(err, errlen, TALLY_ENOMEM, "out of memory");
-      }
-    freeReplyObject(r);
-  } while (strcmp(cursor, "0") != 0);
-  return 0;
-}
-
-/* Keeps in ids only the members of the set key, with pipelined
- * SISMEMBER. */
-static int filter_set(run_t *run, const char *key, ids_t *ids, char *err,
-                      size_t errlen) {
-  size_t kept = 0;
-  for (size_t from = 0; from < ids->n; from += 1000) {
-    size_t to = ids->n - from < 1000 ? ids->n : from + 1000;
-    for (size_t k = from; k < to; k++)
-      if (redisAppendCommand(run->ctl, "SISMEMBER %s %s", key, ids->v[k]) !=
-          REDIS_OK)
-        return fail(err, errlen, TALLY_ENOMEM, "out of memory");
-    for (size_t k = from; k < to; k++) {
-      void *p = NULL;
-      if (redisGetReply(run->ctl, &p) != REDIS_OK)
-        return reply_error(run, run->ctl, NULL, "SISMEMBER", err, errlen);
-      redisReply *r = p;
-      bool in = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-      freeReplyObject(r);
-      if (in)
-        ids->v[kept++] = ids->v[k];
-      else
-        free(ids->v[k]);
-    }
-  }
-  ids->n = kept;
-  return 0;
-}
-
-static long long set_card(run_t *run, const char *key, char *err,
-                          size_t errlen) {
-  redisReply *r =
-      command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen, "SCARD %s", key);
-  if (r == NULL)
-    return -1;
-  long long n = r->integer;
-  freeReplyObject(r);
-  return n;
-}
-
-/* The submissions in every index the options name, into ids. */
-static int select_indexes(run_t *run, ids_t *ids, char *err, size_t errlen) {
-  const tally_rescore_opts_t *o = run->o;
-  char keys[3][512];
-  size_t nkeys = 0;
-  const char *const what[3] = {o->task, o->contest, o->participant};
-  const char *const middle[3] = {
-      ":index:task:", ":index:contest:", ":index:participant:"};
-  for (int k = 0; k < 3; k++)
-    if (what[k] != NULL &&
-        tally_rescore_key(keys[nkeys++], sizeof(keys[0]), o->prefix, middle[k],
-                          what[k]) != 0)
-      return fail(err, errlen, TALLY_EINVAL, "too long a name: %s", what[k]);
-  int rc = 0;
-  size_t base = 0;
-  if (o->submission != NULL) {
-    rc = ids_push(ids, o->submission, strlen(o->submission));
-    base = nkeys; /* every index filters */
-  } else {
-    long long least = -1;
-    for (size_t k = 0; k < nkeys; k++) {
-      long long n = set_card(run, keys[k], err, errlen);
-      if (n < 0)
-        return TALLY_EIO;
-      if (least < 0 || n < least) {
-        least = n;
-        base = k;
-      }
-    }
-    rc = scan_set(run, keys[base], ids, err, errlen);
-  }
-  for (size_t k = 0; k < nkeys && rc == 0; k++)
-    if (k != base)
-      rc = filter_set(run, keys[k], ids, err, errlen);
-  return rc == TALLY_ENOMEM ? fail(err, errlen, rc, "out of memory") : rc;
-}
-
-/* Reads the hash <p>:suffix of task -> version into *out. */
-static int read_version_hash(run_t *run, const char *suffix, version_t **out,
-                             size_t *n, char *err, size_t errlen) {
-  redisReply *r = command(run, run->ctl, REDIS_REPLY_ARRAY, err, errlen,
-                          "HGETALL %s:%s", run->o->prefix, suffix);
-  if (r == NULL)
-    return TALLY_EIO;
-  *out = calloc(r->elements / 2 + 1, sizeof(**out));
-  int rc = *out == NULL ? TALLY_ENOMEM : 0;
-  for (size_t k = 0; rc == 0 && k + 1 < r->elements; k += 2) {
-    version_t *v = &(*out)[*n];
-    if (reply_str(r->element[k]) == NULL ||
-        reply_str(r->element[k + 1]) == NULL)
-      continue;
-    v->task = strdup(r->element[k]->str);
-    v->version = strdup(r->element[k + 1]->str);
-    (*n)++;
-    if (v->task == NULL || v->version == NULL)
-      rc = TALLY_ENOMEM;
-  }
-  freeReplyObject(r);
-  return rc == 0 ? 0 : fail(err, errlen, rc, "out of memory");
-}
-
-/* Reads <p>:taskversions into run->versions, and <p>:rescore:pending into
- * run->pending. */
-static int read_versions(run_t *run, char *err, size_t errlen) {
-  int rc = read_version_hash(run, "taskversions", &run->versions,
-                             &run->nversions, err, errlen);
-  if (rc == 0)
-    rc = read_version_hash(run, "rescore:pending", &run->pending,
-                           &run->npending, err, errlen);
-  if (rc == 0 &&
-      (run->finishing = calloc(run->o->tasks->count + 1, sizeof(bool))) == NULL)
-    rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
-  return rc;
-}
-
-/* The version a rescore of task was started for and has not finished, or
- * NULL. */
-static const char *pending_version(const run_t *run, const char *task) {
-  for (size_t k = 0; k < run->npending; k++)
-    if (strcmp(run->pending[k].task, task) == 0)
-      return run->pending[k].version;
-  return NULL;
-}
-
-/* Selects the submissions of task entry k of the taskset. */
-static int select_task(run_t *run, size_t k, ids_t *ids, char *err,
-                       size_t errlen) {
-  const char *name = run->o->tasks->entries[k].task->name;
-  char key[512];
-  if (tally_rescore_key(key, sizeof(key), run->o->prefix,
-                        ":index:task:", name) != 0)
-    return fail(err, errlen, TALLY_EINVAL, "too long a task name: %s", name);
-  run->finishing[k] = true;
-  return scan_set(run, key, ids, err, errlen);
-}
-
-/* --changed: records the new version of every task whose stored one
- * differs, or whose rescore to this version was begun and not finished
- * (unless a dry run), and selects the submissions of those tasks. */
-static int select_changed(run_t *run, ids_t *ids, char *err, size_t errlen) {
-  const tally_taskset_t *ts = run->o->tasks;
-  int rc = read_versions(run, err, errlen);
-  for (size_t k = 0; rc == 0 && k < ts->count; k++) {
-    const char *name = ts->entries[k].task->name;
-    const char *version = ts->entries[k].version;
-    const char *stored = stored_version(run, name);
-    const char *pending = pending_version(run, name);
-    if (stored != NULL && strcmp(stored, version) == 0 && pending == NULL)
-      continue;
-    if (!run->o->dry_run) {
-      redisReply *r =
-          command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
-                  "EVAL %s 2 %s:taskversions %s:rescore:pending %s %s",
-                  tally_lua_rescore_begin, run->o->prefix, run->o->prefix, name,
-                  version);
-      if (r == NULL)
-        return TALLY_EIO;
-      freeReplyObject(r);
-    }
-    rc = select_task(run, k, ids, err, errlen);
-  }
-  return rc;
-}
-
-/* --stale: the stale set, and the submissions of every task whose rescore
- * to its current version (the one loaded here) was begun and not
- * finished. */
-static int select_stale(run_t *run, ids_t *ids, char *err, size_t errlen) {
-  const tally_taskset_t *ts = run->o->tasks;
-  int rc = read_versions(run, err, errlen);
-  for (size_t k = 0; rc == 0 && k < ts->count; k++) {
-    const char *pending = pending_version(run, ts->entries[k].task->name);
-    if (pending != NULL && strcmp(pending, ts->entries[k].version) == 0)
-      rc = select_task(run, k, ids, err, errlen);
-  }
-  char key[512];
-  snprintf(key, sizeof(key), "%s:stale", run->o->prefix);
-  return rc != 0 ? rc : scan_set(run, key, ids, err, errlen);
-}
-
-/* Clears the pending marks of the tasks this run rescored whole. */
-static int finish_pending(run_t *run, char *err, size_t errlen) {
-  const tally_taskset_t *ts = run->o->tasks;
-  for (size_t k = 0; run->finishing != NULL && k < ts->count; k++) {
-    if (!run->finishing[k])
-      continue;
-    redisReply *r = command(run, run->ctl, REDIS_REPLY_INTEGER, err, errlen,
-                            "EVAL %s 1 %s:rescore:pending %s %s",
-                            tally_lua_rescore_finish, run->o->prefix,
-                            ts->entries[k].task->name, ts->entries[k].version);
-    if (r == NULL)
-      return TALLY_EIO;
-    freeReplyObject(r);
-  }
-  return 0;
-}
-
-static int cmp_id(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int cmp_order(const void *a, const void *b) {
-  const item_t *x = *(item_t *const *)a, *y = *(item_t *const *)b;
-  int c = strcmp(x->order, y->order);
-  return c != 0 ? c : strcmp(x->id, y->id);
-}
-
-/* Selects the submissions into run->items, sorted by id, duplicates
- * dropped. */
-static int select_items(run_t *run, char *err, size_t errlen) {
-  const tally_rescore_opts_t *o = run->o;
-  ids_t ids = {0};
-  int rc = o->changed ? select_changed(run, &ids, err, errlen)
-           : o->stale ? select_stale(run, &ids, err, errlen)
-                      : select_indexes(run, &ids, err, errlen);
-  if (rc == 0 && ids.n > 0) {
-    qsort(ids.v, ids.n, sizeof(*ids.v), cmp_id);
-    run->items = calloc(ids.n, sizeof(*run->items));
-    if (run->items == NULL)
-      rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
-  }
-  for (size_t k = 0; k < ids.n; k++) {
-    if (rc == 0 &&
-        (run->n == 0 || strcmp(run->items[run->n - 1].id, ids.v[k]) != 0)) {
-      run->items[run->n++].id = ids.v[k];
-      ids.v[k] = NULL;
-    }
-    free(ids.v[k]);
-  }
-  free(ids.v);
   return rc;
 }
 
@@ -1071,11 +713,11 @@ static void workers_free(run_t *run) {
 static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
   const tally_rescore_opts_t *o = run->o;
   if ((run->workers = calloc(n, sizeof(*run->workers))) == NULL)
-    return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+    return tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
   for (unsigned k = 0; k < n; k++) {
     worker_t *w = calloc(1, sizeof(*w));
     if (w == NULL)
-      return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+      return tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
     run->workers[k] = w;
     run->nworkers = k + 1;
     w->run = run;
@@ -1083,7 +725,7 @@ static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
     tally_buf_init(&w->out);
     tally_buf_init(&w->sum);
     if ((w->seen = calloc(o->tasks->count + 1, sizeof(bool))) == NULL)
-      return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+      return tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
     if ((w->c = tally_rescore_connect(o->url, TIMEOUT_MS, err, errlen)) == NULL)
       return TALLY_EIO;
   }
@@ -1092,8 +734,8 @@ static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
 
 static int load_script(run_t *run, char *err, size_t errlen) {
   redisReply *r =
-      command(run, run->ctl, REDIS_REPLY_STRING, err, errlen, "SCRIPT LOAD %s",
-              tally_scripts[TALLY_SCRIPT_RESCORE]);
+      tally__rs_command(run, run->ctl, REDIS_REPLY_STRING, err, errlen,
+                        "SCRIPT LOAD %s", tally_scripts[TALLY_SCRIPT_RESCORE]);
   if (r == NULL)
     return TALLY_EIO;
   snprintf(run->sha, sizeof(run->sha), "%s", r->str);
@@ -1105,17 +747,19 @@ static int load_script(run_t *run, char *err, size_t errlen) {
 static int check_opts(const tally_rescore_opts_t *o, char *err, size_t errlen) {
   bool indexes = o->task || o->contest || o->participant || o->submission;
   if (!indexes && !o->changed && !o->stale)
-    return fail(err, errlen, TALLY_EINVAL,
-                "nothing to rescore: give --task, --contest, --participant, "
-                "--submission, --changed or --stale");
+    return tally__rs_fail(
+        err, errlen, TALLY_EINVAL,
+        "nothing to rescore: give --task, --contest, --participant, "
+        "--submission, --changed or --stale");
   if ((o->changed && (o->stale || indexes)) || (o->stale && indexes))
-    return fail(err, errlen, TALLY_EINVAL,
-                "--%s goes alone: it cannot be combined with another "
-                "selection",
-                o->changed ? "changed" : "stale");
+    return tally__rs_fail(err, errlen, TALLY_EINVAL,
+                          "--%s goes alone: it cannot be combined with another "
+                          "selection",
+                          o->changed ? "changed" : "stale");
   if (o->task != NULL && tally_taskset_find(o->tasks, o->task) == NULL)
-    return fail(err, errlen, TALLY_EINVAL,
-                "task \"%s\" is not among the loaded task configs", o->task);
+    return tally__rs_fail(err, errlen, TALLY_EINVAL,
+                          "task \"%s\" is not among the loaded task configs",
+                          o->task);
   return 0;
 }
 
@@ -1164,7 +808,7 @@ static int rescore(run_t *run, char *err, size_t errlen) {
     rc = progress_write(run, NULL, err, errlen);
   double t = now_s();
   if (rc == 0)
-    rc = select_items(run, err, errlen);
+    rc = tally__rs_select_items(run, err, errlen);
   run->phase_s[0] = now_s() - t;
   unsigned n = o->threads;
   if (n == 0) {
@@ -1180,15 +824,15 @@ static int rescore(run_t *run, char *err, size_t errlen) {
   if (rc == 0 && !o->dry_run) {
     run->send = malloc((run->n + 1) * sizeof(*run->send));
     if (run->send == NULL)
-      rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+      rc = tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
     for (size_t k = 0; rc == 0 && k < run->n; k++)
       if (run->items[k].state == IT_SEND)
         run->send[run->nsend++] = &run->items[k];
     if (rc == 0) {
       t = now_s();
-      qsort(run->send, run->nsend, sizeof(*run->send), cmp_order);
+      qsort(run->send, run->nsend, sizeof(*run->send), tally__rs_cmp_order);
       if (plan_calls(run) != 0)
-        rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+        rc = tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
       if (rc == 0 && run->nsend > 0)
         rc = phase(run, "writing", write_main, err, errlen);
       run->phase_s[2] = now_s() - t;
@@ -1205,7 +849,7 @@ int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
   memset(st, 0, sizeof(*st));
   st->state = "failed";
   if (run == NULL)
-    return fail(err, errlen, TALLY_ENOMEM, "out of memory");
+    return tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
   run->o = o;
   run->state = "selecting";
   snprintf(run->url, sizeof(run->url), "%s", o->url);
@@ -1225,7 +869,7 @@ int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
     run->started = epoch_ms();
     rc = rescore(run, err, errlen);
     if (rc == 0 && !o->dry_run)
-      rc = finish_pending(run, err, errlen);
+      rc = tally__rs_finish_pending(run, err, errlen);
     run->state = rc == 0 ? "done" : "failed";
     if (!o->dry_run && run->ctl->err == 0) {
       char why[256];
@@ -1235,7 +879,7 @@ int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
   stats_fill(run, st);
   st->state = rc == 0 ? "done" : "failed";
   if (rc == 0 && stats_tasks(run, st) != 0)
-    rc = fail(err, errlen, TALLY_ENOMEM, "out of memory");
+    rc = tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
   if (o->on_progress != NULL && run->t0 > 0)
     o->on_progress(st, o->data);
   if (run->ctl != NULL) {
