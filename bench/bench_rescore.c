@@ -3,6 +3,8 @@
  * rescore (which computes every summary, task score and ranking), then
  * changes a subtask's max_score and times the rescore of the task. */
 #include "bench_jobs.h"
+#include "bench_support.h"
+#include "redis_fixture.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -32,121 +34,29 @@ typedef struct opts_s {
   const char *redis_server;
 } opts_t;
 
-static struct {
-  char dir[PATH_MAX];
-  pid_t redis;
-  pid_t main_pid;
-} g;
+static pid_t redis_pid;
 
-static void cleanup(void);
-
-static void die(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "bench_rescore: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  cleanup();
-  exit(1);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-                        struct FTW *ftw) {
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  remove(path);
-  return 0;
-}
-
-/* At exit: stops redis-server and removes the temporary folder. */
-static void cleanup(void) {
-  if (getpid() != g.main_pid)
-    return;
-  if (g.redis > 0) {
-    kill(g.redis, SIGTERM);
-    waitpid(g.redis, NULL, 0);
-    g.redis = 0;
-  }
-  if (g.dir[0] != '\0')
-    nftw(g.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-  g.dir[0] = '\0';
+/* At exit, before the temporary folder goes: stops redis-server. */
+static void stop_redis(void) {
+  if (redis_pid > 0)
+    bench_stop(redis_pid, SIGTERM, 10000);
+  redis_pid = 0;
 }
 
 static void on_signal(int sig) {
   (void)sig;
-  cleanup();
-  _exit(130);
-}
-
-/* Starts argv with stdout to out and stderr to err (files in the
- * temporary folder; NULL keeps the bench's own). Returns its pid. */
-static pid_t spawn(char **argv, const char *out, const char *err) {
-  pid_t pid = fork();
-  if (pid < 0)
-    die("fork: %s", strerror(errno));
-  if (pid == 0) {
-    const char *names[2] = {out, err};
-    for (int k = 0; k < 2; k++) {
-      if (names[k] == NULL)
-        continue;
-      char path[PATH_MAX + 64];
-      snprintf(path, sizeof(path), "%s/%s", g.dir, names[k]);
-      int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (fd >= 0) {
-        dup2(fd, k == 0 ? STDOUT_FILENO : STDERR_FILENO);
-        close(fd);
-      }
-    }
-    execvp(argv[0], argv);
-    fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-  }
-  return pid;
+  exit(130);
 }
 
 static void start_redis(const opts_t *o, const char *sock) {
-  char *argv[] = {(char *)(o->redis_server ? o->redis_server : "redis-server"),
-                  "--port",
-                  "0",
-                  "--unixsocket",
-                  (char *)sock,
-                  "--unixsocketperm",
-                  "700",
-                  "--dir",
-                  g.dir,
-                  "--save",
-                  "",
-                  "--appendonly",
-                  "no",
-                  NULL};
-  g.redis = spawn(argv, "redis.log", "redis.log");
-  for (int waited = 0;; waited += 20) {
-    redisContext *c = redisConnectUnix(sock);
-    bool up = c && !c->err;
-    redisFree(c);
-    if (up)
-      return;
-    if (waitpid(g.redis, NULL, WNOHANG) == g.redis) {
-      g.redis = 0;
-      die("redis-server exited at start");
-    }
-    if (waited > 10000)
-      die("redis-server did not start");
-    sleep_ms(20);
-  }
+  char log[PATH_MAX + 32];
+  snprintf(log, sizeof(log), "%s/redis.log", bench_dir());
+  const char *args[] = {
+      "--port", "0", "--unixsocketperm", "700", "--dir", bench_dir(),
+      "--save", "",  "--appendonly",     "no",  NULL};
+  redis_pid = tr_redis_spawn(o->redis_server, sock, args, log);
+  if (redis_pid < 0)
+    bench_die("redis-server did not start");
 }
 
 /* Writes the task config with subtask 1 worth first points. */
@@ -156,10 +66,10 @@ static void write_task(const char *path, int first) {
   bench_write_task(&b, PER_SUBTASK);
   char *at = strstr(b.data, "[10, \"1-\"]");
   if (at == NULL)
-    die("the bench task has no subtask [10, \"1-\"]");
+    bench_die("the bench task has no subtask [10, \"1-\"]");
   FILE *f = fopen(path, "w");
   if (f == NULL)
-    die("%s: %s", path, strerror(errno));
+    bench_die("%s: %s", path, strerror(errno));
   fprintf(f, "%.*s[%d, \"1-\"]%s\n", (int)(at - b.data), b.data, first,
           at + strlen("[10, \"1-\"]"));
   fclose(f);
@@ -194,9 +104,9 @@ static void store(redisContext *c, const opts_t *o) {
       for (long k = 0; k < pending * 4; k++) {
         void *r = NULL;
         if (redisGetReply(c, &r) != REDIS_OK)
-          die("Redis: %s", c->errstr);
+          bench_die("Redis: %s", c->errstr);
         if (((redisReply *)r)->type == REDIS_REPLY_ERROR)
-          die("Redis: %s", ((redisReply *)r)->str);
+          bench_die("Redis: %s", ((redisReply *)r)->str);
         freeReplyObject(r);
       }
       pending = 0;
@@ -209,7 +119,7 @@ static void store(redisContext *c, const opts_t *o) {
 static double used_memory_mb(redisContext *c) {
   redisReply *r = redisCommand(c, "INFO memory");
   if (r == NULL || r->type != REDIS_REPLY_STRING)
-    die("Redis: INFO: %s", r ? r->str : c->errstr);
+    bench_die("Redis: INFO: %s", r ? r->str : c->errstr);
   const char *p = strstr(r->str, "used_memory:");
   double mb = p ? strtod(p + 12, NULL) / 1048576.0 : 0;
   freeReplyObject(r);
@@ -224,7 +134,7 @@ typedef struct result_s {
 
 static char *slurp(const char *name) {
   char path[PATH_MAX + 64];
-  snprintf(path, sizeof(path), "%s/%s", g.dir, name);
+  snprintf(path, sizeof(path), "%s/%s", bench_dir(), name);
   FILE *f = fopen(path, "r");
   if (f == NULL)
     return strdup("");
@@ -246,18 +156,18 @@ static result_t rescore(const opts_t *o, const char *tasks, const char *url) {
     argv[argc++] = (char *)o->threads;
   }
   argv[argc] = NULL;
-  double t0 = now_s();
-  pid_t pid = spawn(argv, "rescore.out", "rescore.err");
+  double t0 = bench_now_s();
+  pid_t pid = bench_spawn(argv, "rescore.out", "rescore.err");
   int status;
   if (waitpid(pid, &status, 0) != pid)
-    die("waitpid: %s", strerror(errno));
-  result_t res = {.wall = now_s() - t0};
+    bench_die("waitpid: %s", strerror(errno));
+  result_t res = {.wall = bench_now_s() - t0};
   char *out = slurp("rescore.out"), *err = slurp("rescore.err");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    die("tally rescore failed:\n%s%s", out, err);
+    bench_die("tally rescore failed:\n%s%s", out, err);
   cJSON *j = cJSON_Parse(out);
   if (j == NULL)
-    die("tally rescore printed no JSON:\n%s", out);
+    bench_die("tally rescore printed no JSON:\n%s", out);
   res.seconds = cJSON_GetObjectItem(j, "seconds")->valuedouble;
   res.select = cJSON_GetObjectItem(j, "select_seconds")->valuedouble;
   res.score = cJSON_GetObjectItem(j, "score_seconds")->valuedouble;
@@ -316,7 +226,7 @@ static char *tally_next_to_me(void) {
   static char path[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 8);
   if (n <= 0)
-    die("cannot find this program: give --tally");
+    bench_die("cannot find this program: give --tally");
   path[n] = '\0';
   char *slash = strrchr(path, '/');
   strcpy(slash ? slash + 1 : path, "tally");
@@ -346,35 +256,32 @@ int main(int argc, char **argv) {
   }
   if (o.tally == NULL)
     o.tally = tally_next_to_me();
-  g.main_pid = getpid();
+  bench_begin("bench_rescore", stop_redis);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
-  snprintf(g.dir, sizeof(g.dir), "/tmp/bench-rescore-XXXXXX");
-  if (mkdtemp(g.dir) == NULL)
-    die("mkdtemp: %s", strerror(errno));
   char sock[PATH_MAX + 32], url[PATH_MAX + 64], tasks[PATH_MAX + 32],
       task[PATH_MAX + 64];
-  snprintf(sock, sizeof(sock), "%s/redis.sock", g.dir);
+  snprintf(sock, sizeof(sock), "%s/redis.sock", bench_dir());
   snprintf(url, sizeof(url), "unix://%s", sock);
-  snprintf(tasks, sizeof(tasks), "%s/tasks", g.dir);
+  snprintf(tasks, sizeof(tasks), "%s/tasks", bench_dir());
   snprintf(task, sizeof(task), "%s/bench.json", tasks);
   if (mkdir(tasks, 0700) != 0)
-    die("%s: %s", tasks, strerror(errno));
+    bench_die("%s: %s", tasks, strerror(errno));
   write_task(task, 10);
   start_redis(&o, sock);
   redisContext *c = redisConnectUnix(sock);
   if (c == NULL || c->err)
-    die("cannot connect to %s", sock);
+    bench_die("cannot connect to %s", sock);
 
   printf("bench_rescore: %ld submissions of a GroupMin task of %d testcases "
          "(%d subtasks), %ld participants, bare outcomes; tally rescore "
          "--threads %s\n",
          o.submissions, BENCH_NSUBTASKS * PER_SUBTASK, BENCH_NSUBTASKS,
          o.participants, o.threads ? o.threads : "(one per CPU)");
-  double t0 = now_s();
+  double t0 = bench_now_s();
   store(c, &o);
   printf("%-28s %ld submissions in %.2f s; Redis used_memory %.0f MB\n",
-         "stored (jobs and indexes)", o.submissions, now_s() - t0,
+         "stored (jobs and indexes)", o.submissions, bench_now_s() - t0,
          used_memory_mb(c));
   result_t first = rescore(&o, tasks, url);
   print_result("first rescore (all new)", &first);
@@ -383,7 +290,7 @@ int main(int argc, char **argv) {
 
   double *secs = calloc((size_t)o.runs, sizeof(double));
   if (secs == NULL)
-    die("out of memory");
+    bench_die("out of memory");
   for (int k = 0; k < o.runs; k++) {
     /* Subtask 1 goes from 10 to 20 points, and back on the next run. */
     write_task(task, k % 2 == 0 ? 20 : 10);
@@ -393,7 +300,8 @@ int main(int argc, char **argv) {
     print_result(what, &r);
     secs[k] = r.seconds;
     if (r.submissions != o.submissions)
-      die("rescored %ld submissions of %ld", r.submissions, o.submissions);
+      bench_die("rescored %ld submissions of %ld", r.submissions,
+                o.submissions);
   }
   qsort(secs, (size_t)o.runs, sizeof(double), cmp_double);
   double median = secs[o.runs / 2];
@@ -402,6 +310,5 @@ int main(int argc, char **argv) {
          median, (double)o.submissions / median, used_memory_mb(c));
   free(secs);
   redisFree(c);
-  cleanup();
   return 0;
 }

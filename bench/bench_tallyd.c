@@ -22,54 +22,16 @@
 #include <hiredis/hiredis.h>
 
 #include "bench_jobs.h"
+#include "bench_support.h"
+#include "bench_tallyd.h"
 #include "engine/engine.h"
+#include "redis_fixture.h"
 
-enum {
-  PER_SUBTASK = 10,
-  NDISTINCT = 2000,   /* distinct evaluation sets, cycled */
-  PUSH_CHUNK = 256,   /* XADDs per pipelined write, as fast as possible */
-  READ_COUNT = 1000,  /* results per XREAD of the follower */
-  BARE_COUNT = 64,    /* entries per XREADGROUP of the bare cycle */
-  WARMUP_JOBS = 2000, /* untimed jobs before each consumer's runs */
-  STALL_S = 30        /* no result for this long fails the run */
-};
+/* ---- What the bench started, stopped at exit --------------------------- */
 
-/* ---- Failing, and cleaning up on the way out ---------------------------- */
-
-/* Everything the bench started, for cleanup at exit. */
-static struct {
-  pid_t main_pid;
-  char dir[64]; /* the temporary folder, or "" */
-  pid_t redis, tallyd, bare;
-  bool failed;
-} g;
+static struct { pid_t redis, tallyd, bare; } g;
 
 static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig) {
-  (void)sig;
-  interrupted = 1;
-}
-
-static void die(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "bench_tallyd: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n");
-  va_end(ap);
-  g.failed = true;
-  exit(1);
-}
-
-static int64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static double thread_cpu_s(void) {
   struct timespec ts;
@@ -77,97 +39,25 @@ static double thread_cpu_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-  nanosleep(&ts, NULL);
+static void on_interrupt(int sig) {
+  (void)sig;
+  interrupted = 1;
 }
 
-/* Sends sig to pid and waits up to grace_ms for it to exit, then kills
- * it. Returns the wait status, or -1 if pid was not a child. */
-static int stop_process(pid_t pid, int sig, long grace_ms) {
-  int status = 0;
-  kill(pid, sig);
-  for (long waited = 0;; waited += 10) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid)
-      return status;
-    if (w < 0)
-      return -1;
-    if (waited >= grace_ms) {
-      kill(pid, SIGKILL);
-      return waitpid(pid, &status, 0) == pid ? status : -1;
-    }
-    sleep_ms(10);
-  }
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag,
-                        struct FTW *ftw) {
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  remove(path);
-  return 0;
-}
-
-/* Prints the last part of a log file to stderr. */
-static void show_log(const char *name) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof(path), "%s/%s", g.dir, name);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return;
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, size > 4096 ? size - 4096 : 0, SEEK_SET);
-  char buf[4096];
-  size_t n = fread(buf, 1, sizeof(buf), f);
-  fclose(f);
-  if (n > 0)
-    fprintf(stderr, "---- the end of %s ----\n%.*s", name, (int)n, buf);
-}
-
-/* At exit: stops tallyd, the bare cycle and redis-server, and removes the
- * temporary folder. Runs only in the bench's own process. */
-static void cleanup(void) {
-  if (getpid() != g.main_pid)
-    return;
-  if (g.failed && g.dir[0] != '\0') {
-    show_log("tallyd.log");
-    show_log("redis.log");
+/* At exit: shows the logs of a failed run, then stops the bare cycle,
+ * tallyd and redis-server (bench_begin removes the folder after). */
+static void stop_all(void) {
+  if (bench_failed()) {
+    bench_show_log("tallyd.log");
+    bench_show_log("redis.log");
   }
   if (g.bare > 0)
-    stop_process(g.bare, SIGTERM, 2000);
+    bench_stop(g.bare, SIGTERM, 2000);
   if (g.tallyd > 0)
-    stop_process(g.tallyd, SIGTERM, 15000);
+    bench_stop(g.tallyd, SIGTERM, 15000);
   if (g.redis > 0)
-    stop_process(g.redis, SIGTERM, 10000);
+    bench_stop(g.redis, SIGTERM, 10000);
   g.bare = g.tallyd = g.redis = 0;
-  if (g.dir[0] != '\0')
-    nftw(g.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-  g.dir[0] = '\0';
-}
-
-/* Starts argv[0] (searched on PATH) with its output going to log (in the
- * temporary folder). Returns its pid. */
-static pid_t spawn(char **argv, const char *log) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof(path), "%s/%s", g.dir, log);
-  pid_t pid = fork();
-  if (pid < 0)
-    die("fork: %s", strerror(errno));
-  if (pid == 0) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-      close(fd);
-    }
-    execvp(argv[0], argv);
-    fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-  }
-  return pid;
 }
 
 /* ---- The task and the jobs ---------------------------------------------- */
@@ -187,17 +77,8 @@ static void write_job_tail(tally_buf_t *b, int n) {
  * result for it is RESULT_HEAD with n, result tail n % NDISTINCT, then
  * the "id" member the worker adds: byte for byte what tallyd posts. */
 #define JOB_HEAD "{\"submission\": \"s-%ld\", "
-#define RESULT_HEAD "{\"submission\":\"s-%ld\""
 
-static struct {
-  char *job_tail[NDISTINCT];
-  size_t job_tail_len[NDISTINCT];
-  char *result_tail[NDISTINCT]; /* from "," after the submission to
-                                   before the closing brace */
-  size_t result_tail_len[NDISTINCT];
-  size_t eval_off[NDISTINCT]; /* where "evaluations" starts in job_tail */
-  double job_bytes;           /* average, for job numbers of 6 digits */
-} corpus;
+bench_corpus_t corpus;
 
 /* With --contest P: the number of participants (0: the jobs as above).
  * Job n then names contest "bench", a participant drawn from P by a hash
@@ -241,7 +122,7 @@ static void make_corpus(const char *task_text, size_t task_len) {
   tally_diag_init(&d, "bench.json");
   if (tally_registry_init(&reg) != 0 ||
       tally_task_parse(&reg, task_text, task_len, &d, &task) != 0)
-    die("the task: %s", d.count ? d.msgs[0] : "no memory");
+    bench_die("the task: %s", d.count ? d.msgs[0] : "no memory");
   tally_diag_close(&d);
   tally_registry_close(&reg);
   tally_taskset_entry_t entry = {.task = task, .file = "bench.json"};
@@ -262,7 +143,7 @@ static void make_corpus(const char *task_text, size_t task_len) {
     corpus.job_tail_len[n] = tail.len;
     const char *ev = strstr(tail.data, "\"evaluations\"");
     if (ev == NULL)
-      die("job %d has no evaluations", n);
+      bench_die("job %d has no evaluations", n);
     corpus.eval_off[n] = (size_t)(ev - tail.data);
 
     tally_buf_reset(&job);
@@ -273,15 +154,15 @@ static void make_corpus(const char *task_text, size_t task_len) {
     tally_buf_put(&job, tail.data, tail.len);
     tally_buf_reset(&out);
     if (tally_engine_score(&e, job.data, job.len, NULL, &out) != 0)
-      die("job %d does not score: %s", n, e.err);
+      bench_die("job %d does not score: %s", n, e.err);
     char head[64];
     int hl = snprintf(head, sizeof(head), RESULT_HEAD, 100000l);
     if (out.len < (size_t)hl + 2 || memcmp(out.data, head, (size_t)hl) != 0)
-      die("the result of job %d does not start with %s", n, head);
+      bench_die("the result of job %d does not start with %s", n, head);
     corpus.result_tail_len[n] = out.len - (size_t)hl - 1;
     corpus.result_tail[n] = malloc(corpus.result_tail_len[n]);
     if (corpus.result_tail[n] == NULL)
-      die("out of memory");
+      bench_die("out of memory");
     memcpy(corpus.result_tail[n], out.data + hl, corpus.result_tail_len[n]);
   }
   corpus.job_bytes = bytes / NDISTINCT;
@@ -292,38 +173,6 @@ static void make_corpus(const char *task_text, size_t task_len) {
 }
 
 /* ---- Redis helpers ------------------------------------------------------ */
-
-static redisContext *connect_redis(const char *sock) {
-  redisContext *c = redisConnectUnix(sock);
-  if (c == NULL || c->err)
-    die("cannot connect to %s: %s", sock, c ? c->errstr : "no memory");
-  return c;
-}
-
-/* Runs a command and returns its reply, exiting on an error. */
-static redisReply *command(redisContext *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  redisReply *r = redisvCommand(c, fmt, ap);
-  va_end(ap);
-  if (r == NULL)
-    die("Redis: %s", c->errstr);
-  if (r->type == REDIS_REPLY_ERROR)
-    die("Redis: %s", r->str);
-  return r;
-}
-
-static long long command_int(redisContext *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  redisReply *r = redisvCommand(c, fmt, ap);
-  va_end(ap);
-  if (r == NULL || r->type != REDIS_REPLY_INTEGER)
-    die("Redis: %s", r ? r->str : c->errstr);
-  long long v = r->integer;
-  freeReplyObject(r);
-  return v;
-}
 
 /* A stream entry ID. */
 typedef struct sid_s {
@@ -346,61 +195,6 @@ static int cmp_sid(const sid_t *a, const sid_t *b) {
 
 /* ---- Per-process CPU time ----------------------------------------------- */
 
-/* The CPU time (user + system, all threads) of pid in seconds, and its
- * parent, from /proc/PID/stat; 0 if it is gone. */
-static double proc_cpu_s(pid_t pid, pid_t *ppid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return 0;
-  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  const char *p = strrchr(buf, ')');
-  int parent = 0;
-  unsigned long long ut = 0, st = 0;
-  /* After the name: state ppid pgrp session tty tpgid flags minflt
-   * cminflt majflt cmajflt utime stime. */
-  if (p == NULL || sscanf(p + 2,
-                          "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-                          "%llu %llu",
-                          &parent, &ut, &st) != 3)
-    return 0;
-  if (ppid)
-    *ppid = parent;
-  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* The time all threads of pid have run, and waited to run (runnable, with
- * no CPU free), in seconds, from /proc/PID/task/TID/schedstat, which the
- * scheduler keeps in nanoseconds. */
-static double proc_sched_s(pid_t pid, double *wait) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-  DIR *dir = opendir(path);
-  struct dirent *de;
-  double run = 0;
-  while (dir && (de = readdir(dir)) != NULL) {
-    if (de->d_name[0] == '.')
-      continue;
-    char stat[320];
-    snprintf(stat, sizeof(stat), "/proc/%d/task/%.32s/schedstat", (int)pid,
-             de->d_name);
-    FILE *f = fopen(stat, "r");
-    unsigned long long on = 0, queued = 0;
-    if (f && fscanf(f, "%llu %llu", &on, &queued) == 2) {
-      run += (double)on * 1e-9;
-      *wait += (double)queued * 1e-9;
-    }
-    if (f)
-      fclose(f);
-  }
-  if (dir)
-    closedir(dir);
-  return run;
-}
-
 typedef struct cpu_s {
   double redis, consumer, workers, bench;
   double redis_wait, consumer_wait, workers_wait;
@@ -408,30 +202,14 @@ typedef struct cpu_s {
   double busy, steal; /* the whole machine's, from /proc/stat */
 } cpu_t;
 
-/* The machine's busy and stolen CPU time so far, in seconds. */
-static void machine_cpu_s(double *busy, double *steal) {
-  unsigned long long v[8] = {0};
-  FILE *f = fopen("/proc/stat", "r");
-  if (f == NULL ||
-      fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-             &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
-    v[0] = v[1] = v[2] = v[5] = v[6] = v[7] = 0;
-  if (f)
-    fclose(f);
-  double tck = (double)sysconf(_SC_CLK_TCK);
-  /* user nice system idle iowait irq softirq steal */
-  *busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / tck;
-  *steal = (double)v[7] / tck;
-}
-
 /* Reads the CPU times of redis-server, the consumer (tallyd or the bare
  * cycle), the consumer's children (the workers) and this process (whose
  * threads come and go, so its time comes from /proc/self/stat). */
 static cpu_t cpu_snapshot(pid_t consumer) {
   cpu_t c = {0};
-  c.redis = proc_sched_s(g.redis, &c.redis_wait);
-  c.consumer = proc_sched_s(consumer, &c.consumer_wait);
-  c.bench = proc_cpu_s(getpid(), NULL);
+  c.redis = bench_proc_sched_s(g.redis, &c.redis_wait);
+  c.consumer = bench_proc_sched_s(consumer, &c.consumer_wait);
+  c.bench = bench_proc_cpu_s(getpid(), NULL);
   DIR *dir = opendir("/proc");
   struct dirent *de;
   while (dir && (de = readdir(dir)) != NULL) {
@@ -440,15 +218,15 @@ static cpu_t cpu_snapshot(pid_t consumer) {
     if (*end != '\0' || pid <= 0)
       continue;
     pid_t parent = 0;
-    proc_cpu_s((pid_t)pid, &parent);
+    bench_proc_cpu_s((pid_t)pid, &parent);
     if (parent == consumer) {
-      c.workers += proc_sched_s((pid_t)pid, &c.workers_wait);
+      c.workers += bench_proc_sched_s((pid_t)pid, &c.workers_wait);
       c.nworkers++;
     }
   }
   if (dir)
     closedir(dir);
-  machine_cpu_s(&c.busy, &c.steal);
+  bench_machine_cpu_s(&c.busy, &c.steal);
   return c;
 }
 
@@ -499,7 +277,7 @@ static bool push_batch(run_t *r, redisContext *c, tally_buf_t *job, long from,
       return false;
     }
   }
-  int64_t t = now_us();
+  int64_t t = bench_now_us();
   for (long i = from; i < to; i++) {
     redisReply *reply;
     if (redisGetReply(c, (void **)&reply) != REDIS_OK ||
@@ -518,10 +296,10 @@ static bool push_batch(run_t *r, redisContext *c, tally_buf_t *job, long from,
 
 static void *pusher(void *arg) {
   run_t *r = arg;
-  redisContext *c = connect_redis(r->sock);
+  redisContext *c = bench_connect(r->sock);
   tally_buf_t job;
   tally_buf_init(&job);
-  int64_t t0 = now_us();
+  int64_t t0 = bench_now_us();
   for (long k = 0; r->pushed < r->count; k++) {
     if (atomic_load(&r->stop) || interrupted)
       break;
@@ -581,20 +359,20 @@ static bool record_key(const run_t *r, const char *body, size_t len, char *key,
  * read (XTRIM MINID) and deletes their submission records. */
 static void *follower(void *arg) {
   run_t *r = arg;
-  redisContext *c = connect_redis(r->sock);
+  redisContext *c = bench_connect(r->sock);
   char key[64], last[48];
   snprintf(key, sizeof(key), "%s:results", r->prefix);
   snprintf(last, sizeof(last), "%s", r->start);
   static char keys[READ_COUNT][64];
   const char *argv[READ_COUNT + 1];
   size_t lens[READ_COUNT + 1];
-  int64_t last_arrival = now_us();
+  int64_t last_arrival = bench_now_us();
   while (r->got < r->count) {
     if (atomic_load(&r->stop) || interrupted)
       break;
     redisReply *reply = redisCommand(
         c, "XREAD COUNT %d BLOCK 1000 STREAMS %s %s", READ_COUNT, key, last);
-    int64_t t = now_us();
+    int64_t t = bench_now_us();
     if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
       snprintf(r->follow_err, sizeof(r->follow_err), "XREAD: %s",
                reply ? reply->str : c->errstr);
@@ -657,175 +435,6 @@ static void *follower(void *arg) {
   return NULL;
 }
 
-/* ---- The bare cycle ----------------------------------------------------- */
-
-/* tallyd's post script (redis/scripts.c) without the owner check: for
- * each entry, read the job, post the result, write the record, XACK, XDEL.
- * The arguments are laid out as tallyd lays out its own. */
-static const char bare_script[] =
-    "local out = {}\n"
-    "for i = 0, tonumber(ARGV[4]) - 1 do\n"
-    "  local b = 5 + i * 5\n"
-    "  local id, body, rec = ARGV[b], ARGV[b + 3], ARGV[b + 4]\n"
-    "  local e = redis.call('XRANGE', KEYS[1], id, id)\n"
-    "  local job = ''\n"
-    "  if #e > 0 then\n"
-    "    local fields = e[1][2]\n"
-    "    for j = 1, #fields, 2 do\n"
-    "      if fields[j] == 'job' then job = fields[j + 1] end\n"
-    "    end\n"
-    "  end\n"
-    "  redis.call('XADD', KEYS[2], '*', 'result', body)\n"
-    "  redis.call('HSET', rec, 'job', job, 'result', body, 'entry', id)\n"
-    "  redis.call('XACK', KEYS[1], ARGV[1], id)\n"
-    "  redis.call('XDEL', KEYS[1], id)\n"
-    "  out[#out + 1] = 1\n"
-    "end\n"
-    "return out\n";
-
-static void bare_fail(const char *what, redisContext *c, redisReply *r) {
-  fprintf(stderr, "bench_tallyd: bare cycle: %s: %s\n", what,
-          r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
-  _exit(1);
-}
-
-static void bare_flush(redisContext *c) {
-  int done = 0;
-  while (!done)
-    if (redisBufferWrite(c, &done) != REDIS_OK)
-      bare_fail("write", c, NULL);
-}
-
-/* Builds the result body and record key of each entry of one
- * XREADGROUP reply into body and rec. */
-static size_t bare_results(const redisReply *entries, tally_buf_t *body,
-                           char (*rec)[64]) {
-  size_t n = 0;
-  for (; n < entries->elements && n < BARE_COUNT; n++) {
-    const redisReply *e = entries->element[n];
-    const char *id = e->element[0]->str;
-    const char *job = e->element[1]->element[1]->str;
-    long s = strtol(job + strlen("{\"submission\": \"s-"), NULL, 10);
-    int d = (int)(s % NDISTINCT);
-    tally_buf_t *b = &body[n];
-    tally_buf_reset(b);
-    bench_putf(b, RESULT_HEAD, s);
-    tally_buf_put(b, corpus.result_tail[d], corpus.result_tail_len[d]);
-    bench_putf(b, ",\"id\":\"%s\"}", id);
-    snprintf(rec[n], sizeof(rec[n]), "bare:submission:s-%ld", s);
-  }
-  return n;
-}
-
-/* Appends the post of the entries of one XREADGROUP reply, and returns
- * how many replies it will get. As tallyd does, one EVALSHA of the bare
- * script; or, plain, a MULTI with XADD, HSET, XACK and XDEL for each
- * entry, which keeps the results out of Lua (the client sends the job
- * text back for the record, since only a script could copy it). */
-static unsigned bare_post(redisContext *wr, const char *sha, bool plain,
-                          const redisReply *entries) {
-  enum { HEAD = 9 };
-  static tally_buf_t body[BARE_COUNT];
-  static char rec[BARE_COUNT][64], num[16];
-  const char *argv[HEAD + 1 + 5 * BARE_COUNT];
-  size_t lens[HEAD + 1 + 5 * BARE_COUNT];
-  size_t n = bare_results(entries, body, rec);
-  if (plain) {
-    redisAppendCommand(wr, "MULTI");
-    for (size_t i = 0; i < n; i++) {
-      const redisReply *e = entries->element[i];
-      const redisReply *id = e->element[0], *job = e->element[1]->element[1];
-      redisAppendCommand(wr, "XADD bare:results * result %b", body[i].data,
-                         body[i].len);
-      redisAppendCommand(wr, "HSET %s job %b result %b entry %b", rec[i],
-                         job->str, job->len, body[i].data, body[i].len, id->str,
-                         id->len);
-      redisAppendCommand(wr, "XACK bare:jobs tallyd %b", id->str, id->len);
-      redisAppendCommand(wr, "XDEL bare:jobs %b", id->str, id->len);
-    }
-    redisAppendCommand(wr, "EXEC");
-    bare_flush(wr);
-    return 2 + 4 * (unsigned)n;
-  }
-  const char *head[HEAD] = {
-      "EVALSHA",   sha,      "3",    "bare:jobs", "bare:results",
-      "bare:dead", "tallyd", "bare", "0"};
-  int argc = 0;
-  for (; argc < HEAD; argc++) {
-    argv[argc] = head[argc];
-    lens[argc] = strlen(head[argc]);
-  }
-  argv[argc] = num;
-  lens[argc++] = (size_t)snprintf(num, sizeof(num), "%zu", n);
-  for (size_t i = 0; i < n; i++) {
-    const char *id = entries->element[i]->element[0]->str;
-    const char *item[5] = {id, "1", "result", body[i].data, rec[i]};
-    size_t ilen[5] = {strlen(id), 1, 6, body[i].len, strlen(rec[i])};
-    for (int k = 0; k < 5; k++) {
-      argv[argc] = item[k];
-      lens[argc++] = ilen[k];
-    }
-  }
-  if (redisAppendCommandArgv(wr, argc, argv, lens) != REDIS_OK)
-    bare_fail("EVALSHA", wr, NULL);
-  bare_flush(wr);
-  return 1;
-}
-
-/* Reads the n replies of one post. */
-static void bare_replies(redisContext *wr, unsigned n) {
-  for (unsigned i = 0; i < n; i++) {
-    redisReply *r;
-    if (redisGetReply(wr, (void **)&r) != REDIS_OK ||
-        r->type == REDIS_REPLY_ERROR)
-      bare_fail("post", wr, r);
-    freeReplyObject(r);
-  }
-}
-
-/* The bare cycle, in a child process until SIGTERM: one connection reads
- * batches (XREADGROUP COUNT 64 BLOCK), the other posts each batch. Up to
- * depth posts are in flight, and the next read goes out before the client
- * waits for a post: with depth 1, the client waits for each post before
- * it builds the next. */
-static void bare_main(const char *sock, unsigned depth, bool plain) {
-  redisContext *rd = redisConnectUnix(sock), *wr = redisConnectUnix(sock);
-  if (rd == NULL || rd->err || wr == NULL || wr->err)
-    bare_fail("connect", rd, NULL);
-  redisReply *r = redisCommand(wr, "SCRIPT LOAD %s", bare_script);
-  if (r == NULL || r->type != REDIS_REPLY_STRING)
-    bare_fail("SCRIPT LOAD", wr, r);
-  char sha[48];
-  snprintf(sha, sizeof(sha), "%s", r->str);
-  freeReplyObject(r);
-
-  unsigned replies[64]; /* a ring of the posts in flight */
-  unsigned first = 0, inflight = 0;
-  for (;;) {
-    redisAppendCommand(rd,
-                       "XREADGROUP GROUP tallyd bare COUNT %d BLOCK 1000 "
-                       "STREAMS bare:jobs >",
-                       BARE_COUNT);
-    bare_flush(rd);
-    for (; inflight >= depth; inflight--, first = (first + 1) % 64)
-      bare_replies(wr, replies[first]);
-    redisReply *batch;
-    if (redisGetReply(rd, (void **)&batch) != REDIS_OK ||
-        batch->type == REDIS_REPLY_ERROR)
-      bare_fail("XREADGROUP", rd, batch);
-    if (batch->type == REDIS_REPLY_ARRAY && batch->elements > 0 &&
-        batch->element[0]->element[1]->elements > 0) {
-      replies[(first + inflight) % 64] =
-          bare_post(wr, sha, plain, batch->element[0]->element[1]);
-      inflight++;
-    } else {
-      for (; inflight > 0; inflight--, first = (first + 1) % 64)
-        bare_replies(wr, replies[first]);
-    }
-    freeReplyObject(batch);
-  }
-}
-
 /* ---- Figures ------------------------------------------------------------ */
 
 static int cmp_i64(const void *a, const void *b) {
@@ -879,7 +488,7 @@ static figures_t figures(const run_t *r) {
   for (int k = 0; k < NSTAGES; k++)
     stage[k] = malloc((size_t)r->got * sizeof(int64_t));
   if (lat == NULL || !stage[0] || !stage[1] || !stage[2])
-    die("out of memory");
+    bench_die("out of memory");
   long n = 0;
   int64_t end = r->push_us[0];
   uint64_t posted_end = 0;
@@ -887,9 +496,9 @@ static figures_t figures(const run_t *r) {
     const sid_t *hit = bsearch(&r->arr_ids[i], r->ids, (size_t)r->pushed,
                                sizeof(sid_t), cmp_sid_v);
     if (hit == NULL)
-      die("a result names job %llu-%llu, which this run did not push",
-          (unsigned long long)r->arr_ids[i].ms,
-          (unsigned long long)r->arr_ids[i].seq);
+      bench_die("a result names job %llu-%llu, which this run did not push",
+                (unsigned long long)r->arr_ids[i].ms,
+                (unsigned long long)r->arr_ids[i].seq);
     int64_t sent = r->push_us[hit - r->ids] + r->realtime_off_us;
     int64_t added = (int64_t)hit->ms * 1000 + 500;
     int64_t posted = (int64_t)r->arr_posted_ms[i] * 1000 + 500;
@@ -986,7 +595,7 @@ static void print_cpu(const cpu_t *a, const cpu_t *b, const run_t *r,
  * are also counted under their own names. */
 static void print_commands(redisContext *ctl, const cpu_t *a, const cpu_t *b,
                            long jobs) {
-  redisReply *r = command(ctl, "INFO commandstats");
+  redisReply *r = bench_command(ctl, "INFO commandstats");
   struct {
     char name[32];
     double usec;
@@ -1020,7 +629,7 @@ static void print_commands(redisContext *ctl, const cpu_t *a, const cpu_t *b,
 
 /* The ID of the last entry of key, or "0-0". */
 static void last_id(redisContext *c, const char *key, char *out, size_t len) {
-  redisReply *r = command(c, "XREVRANGE %s + - COUNT 1", key);
+  redisReply *r = bench_command(c, "XREVRANGE %s + - COUNT 1", key);
   snprintf(out, len, "%s",
            r->type == REDIS_REPLY_ARRAY && r->elements > 0
                ? r->element[0]->element[0]->str
@@ -1037,7 +646,7 @@ static void run(redisContext *ctl, const char *sock, const char *prefix,
                 figures_t *f, run_t **out, cpu_t *cpu0, cpu_t *cpu1) {
   run_t *r = calloc(1, sizeof(*r));
   if (r == NULL)
-    die("out of memory");
+    bench_die("out of memory");
   r->sock = sock;
   r->prefix = prefix;
   r->first = next_submission;
@@ -1051,7 +660,7 @@ static void run(redisContext *ctl, const char *sock, const char *prefix,
   r->arr_us = malloc((size_t)count * sizeof(*r->arr_us));
   r->arr_posted_ms = malloc((size_t)count * sizeof(*r->arr_posted_ms));
   if (!r->ids || !r->push_us || !r->arr_ids || !r->arr_us || !r->arr_posted_ms)
-    die("out of memory");
+    bench_die("out of memory");
   char key[64];
   snprintf(key, sizeof(key), "%s:results", prefix);
   last_id(ctl, key, r->start, sizeof(r->start));
@@ -1059,22 +668,22 @@ static void run(redisContext *ctl, const char *sock, const char *prefix,
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   r->realtime_off_us =
-      (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000 - now_us();
-  freeReplyObject(command(ctl, "CONFIG RESETSTAT"));
+      (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000 - bench_now_us();
+  freeReplyObject(bench_command(ctl, "CONFIG RESETSTAT"));
   *cpu0 = cpu_snapshot(consumer);
   pthread_t tp, tf;
   if (pthread_create(&tf, NULL, follower, r) != 0 ||
       pthread_create(&tp, NULL, pusher, r) != 0)
-    die("cannot start threads");
+    bench_die("cannot start threads");
   pthread_join(tp, NULL);
   pthread_join(tf, NULL);
   *cpu1 = cpu_snapshot(consumer);
   if (interrupted)
-    die("interrupted");
+    bench_die("interrupted");
   if (r->push_err[0])
-    die("pusher: %s", r->push_err);
+    bench_die("pusher: %s", r->push_err);
   if (r->follow_err[0])
-    die("follower: %s", r->follow_err);
+    bench_die("follower: %s", r->follow_err);
   *f = figures(r);
   *out = r;
 }
@@ -1097,8 +706,8 @@ static void warm_up(redisContext *ctl, const char *sock, const char *prefix,
   cpu_t a, b;
   run(ctl, sock, prefix, consumer, WARMUP_JOBS, 0, 0, &f, &r, &a, &b);
   free_run(r);
-  if (command_int(ctl, "EXISTS %s:dead", prefix) != 0)
-    die("%s:dead has dead letters: the jobs do not score", prefix);
+  if (bench_command_int(ctl, "EXISTS %s:dead", prefix) != 0)
+    bench_die("%s:dead has dead letters: the jobs do not score", prefix);
 }
 
 /* ---- Main --------------------------------------------------------------- */
@@ -1203,7 +812,7 @@ static char *default_tallyd(void) {
   static char path[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 16);
   if (n <= 0)
-    die("cannot find this program: give --tallyd");
+    bench_die("cannot find this program: give --tallyd");
   path[n] = '\0';
   char *slash = strrchr(path, '/');
   strcpy(slash ? slash + 1 : path, "tallyd");
@@ -1211,36 +820,25 @@ static char *default_tallyd(void) {
 }
 
 static void start_redis(const opts_t *o, const char *sock) {
-  char *argv[] = {(char *)(o->redis_server ? o->redis_server : "redis-server"),
-                  "--port",
-                  "0",
-                  "--unixsocket",
-                  (char *)sock,
-                  "--unixsocketperm",
-                  "700",
-                  "--dir",
-                  g.dir,
-                  "--save",
-                  "",
-                  "--appendonly",
-                  o->aof ? "yes" : "no",
-                  "--appendfsync",
-                  "everysec",
-                  NULL};
-  g.redis = spawn(argv, "redis.log");
-  for (int waited = 0;; waited += 20) {
-    redisContext *c = redisConnectUnix(sock);
-    bool up = c && !c->err;
-    redisFree(c);
-    if (up)
-      return;
-    if (waitpid(g.redis, NULL, WNOHANG) == g.redis) {
-      g.redis = 0;
-      die("redis-server exited at start");
-    }
-    if (waited > 10000 || interrupted)
-      die("redis-server did not start");
-    sleep_ms(20);
+  char log[PATH_MAX + 32];
+  snprintf(log, sizeof(log), "%s/redis.log", bench_dir());
+  const char *args[] = {"--port",
+                        "0",
+                        "--unixsocketperm",
+                        "700",
+                        "--dir",
+                        bench_dir(),
+                        "--save",
+                        "",
+                        "--appendonly",
+                        o->aof ? "yes" : "no",
+                        "--appendfsync",
+                        "everysec",
+                        NULL};
+  g.redis = tr_redis_spawn(o->redis_server, sock, args, log);
+  if (g.redis < 0) {
+    g.redis = 0;
+    bench_die("redis-server did not start");
   }
 }
 
@@ -1259,7 +857,7 @@ static void start_tallyd(const opts_t *o, redisContext *ctl, const char *url,
     argv[argc++] = batch;
   }
   argv[argc] = NULL;
-  g.tallyd = spawn(argv, "tallyd.log");
+  g.tallyd = bench_spawn(argv, "tallyd.log", "tallyd.log");
   for (int waited = 0;; waited += 20) {
     redisReply *r = redisCommand(ctl, "XINFO GROUPS tally:jobs");
     bool up = r && r->type == REDIS_REPLY_ARRAY && r->elements > 0;
@@ -1268,16 +866,16 @@ static void start_tallyd(const opts_t *o, redisContext *ctl, const char *url,
       return;
     if (waitpid(g.tallyd, NULL, WNOHANG) == g.tallyd) {
       g.tallyd = 0;
-      die("tallyd exited at start");
+      bench_die("tallyd exited at start");
     }
     if (waited > 10000 || interrupted)
-      die("tallyd did not create its group in 10 s");
-    sleep_ms(20);
+      bench_die("tallyd did not create its group in 10 s");
+    bench_sleep_ms(20);
   }
 }
 
 static double used_memory_peak_mb(redisContext *ctl) {
-  redisReply *r = command(ctl, "INFO memory");
+  redisReply *r = bench_command(ctl, "INFO memory");
   const char *p = strstr(r->str, "used_memory_peak:");
   double mb = p ? strtod(p + 17, NULL) / 1048576.0 : 0;
   freeReplyObject(r);
@@ -1290,25 +888,19 @@ int main(int argc, char **argv) {
   if (o.tallyd == NULL)
     o.tallyd = default_tallyd();
   if (access(o.tallyd, X_OK) != 0)
-    die("%s: %s", o.tallyd, strerror(errno));
+    bench_die("%s: %s", o.tallyd, strerror(errno));
   setvbuf(stdout, NULL, _IOLBF, 0);
 
-  g.main_pid = getpid();
-  atexit(cleanup);
+  bench_begin("bench_tallyd", stop_all);
   struct sigaction sa = {.sa_handler = on_interrupt};
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  snprintf(g.dir, sizeof(g.dir), "/tmp/bench_tallyd.XXXXXX");
-  if (mkdtemp(g.dir) == NULL) {
-    g.dir[0] = '\0';
-    die("mkdtemp: %s", strerror(errno));
-  }
   char sock[PATH_MAX], url[PATH_MAX + 16], tasks[PATH_MAX], path[PATH_MAX + 16];
-  snprintf(sock, sizeof(sock), "%s/redis.sock", g.dir);
+  snprintf(sock, sizeof(sock), "%s/redis.sock", bench_dir());
   snprintf(url, sizeof(url), "unix://%s", sock);
-  snprintf(tasks, sizeof(tasks), "%s/tasks", g.dir);
+  snprintf(tasks, sizeof(tasks), "%s/tasks", bench_dir());
   snprintf(path, sizeof(path), "%s/bench.json", tasks);
 
   contest_participants = o.contest;
@@ -1318,13 +910,13 @@ int main(int argc, char **argv) {
   FILE *f;
   if (mkdir(tasks, 0700) != 0 || (f = fopen(path, "w")) == NULL ||
       fwrite(task.data, 1, task.len, f) != task.len || fclose(f) != 0)
-    die("cannot write %s: %s", path, strerror(errno));
+    bench_die("cannot write %s: %s", path, strerror(errno));
   make_corpus(task.data, task.len);
   tally_buf_close(&task);
 
   start_redis(&o, sock);
-  redisContext *ctl = connect_redis(sock);
-  redisReply *info = command(ctl, "INFO server");
+  redisContext *ctl = bench_connect(sock);
+  redisReply *info = bench_command(ctl, "INFO server");
   const char *ver = strstr(info->str, "redis_version:");
   printf("bench_tallyd: %s, %u workers, batch %s; redis-server %.*s %s; "
          "%ld CPUs\n",
@@ -1369,15 +961,16 @@ int main(int argc, char **argv) {
     print_commands(ctl, &a, &b, count);
     free_run(r);
   }
-  stop_process(g.tallyd, SIGTERM, 15000);
+  bench_stop(g.tallyd, SIGTERM, 15000);
   g.tallyd = 0;
 
   if (!o.skip_bare) {
-    command_int(ctl, "DEL bare:jobs");
-    freeReplyObject(command(ctl, "XGROUP CREATE bare:jobs tallyd $ MKSTREAM"));
+    bench_command_int(ctl, "DEL bare:jobs");
+    freeReplyObject(
+        bench_command(ctl, "XGROUP CREATE bare:jobs tallyd $ MKSTREAM"));
     g.bare = fork();
     if (g.bare < 0)
-      die("fork: %s", strerror(errno));
+      bench_die("fork: %s", strerror(errno));
     if (g.bare == 0) {
       signal(SIGINT, SIG_DFL);
       signal(SIGTERM, SIG_DFL);
@@ -1391,7 +984,7 @@ int main(int argc, char **argv) {
     print_cpu(&a, &b, r, fb.secs, "bare cycle");
     print_commands(ctl, &a, &b, o.jobs);
     free_run(r);
-    stop_process(g.bare, SIGTERM, 2000);
+    bench_stop(g.bare, SIGTERM, 2000);
     g.bare = 0;
   }
   printf("redis-server: used_memory_peak %.0f MB\n", used_memory_peak_mb(ctl));

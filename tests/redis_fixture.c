@@ -1,6 +1,7 @@
 /* The redis-server test fixture: see redis_fixture.h. */
 #include "redis_fixture.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
@@ -19,41 +20,87 @@ static void sleep_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
-static int spawn(tr_redis_t *t) {
-  char port[16];
-  snprintf(port, sizeof(port), "%d", t->port);
-  pid_t pid = fork();
-  if (pid < 0)
-    return -1;
-  if (pid == 0) {
-    int devnull = open("/dev/null", 1);
-    if (devnull >= 0) {
-      dup2(devnull, 1);
-      dup2(devnull, 2);
-    }
-    execlp("redis-server", "redis-server", "--port", port, "--bind",
-           "127.0.0.1", "--unixsocket", t->sock, "--dir", t->dir, "--save", "",
-           "--appendonly", t->aof ? "yes" : "no", "--appendfsync", "always",
-           "--daemonize", "no", (char *)NULL);
-    _exit(127);
+void tr_redis_exec(const char *server, const char *sock,
+                   const char *const *args, const char *log) {
+  int out = open(log != NULL ? log : "/dev/null",
+                 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (out >= 0) {
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
   }
-  t->pid = pid;
-  for (int i = 0; i < 500; i++) {
-    redisContext *c = redisConnectUnix(t->sock);
-    if (c != NULL && c->err == 0) {
-      redisReply *r = redisCommand(c, "PING");
-      bool ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-      freeReplyObject(r);
-      redisFree(c);
-      if (ok)
-        return 0;
-    } else if (c != NULL) {
-      redisFree(c);
+  const char *argv[64];
+  size_t n = 0;
+  argv[n++] = server != NULL ? server : "redis-server";
+  argv[n++] = "--unixsocket";
+  argv[n++] = sock;
+  for (size_t i = 0; args[i] != NULL && n < 63; i++)
+    argv[n++] = args[i];
+  argv[n] = NULL;
+  execvp(argv[0], (char *const *)argv);
+  fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+  _exit(127);
+}
+
+/* Whether a server answers PING on sock. */
+static bool answers(const char *sock) {
+  redisContext *c = redisConnectUnix(sock);
+  bool ok = false;
+  if (c != NULL && c->err == 0) {
+    redisReply *r = redisCommand(c, "PING");
+    ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+    freeReplyObject(r);
+  }
+  if (c != NULL)
+    redisFree(c);
+  return ok;
+}
+
+pid_t tr_redis_spawn(const char *server, const char *sock,
+                     const char *const *args, const char *log) {
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "fork: %s\n", strerror(errno));
+    return -1;
+  }
+  if (pid == 0)
+    tr_redis_exec(server, sock, args, log);
+  for (int waited = 0; waited < 10000; waited += 10) {
+    if (answers(sock))
+      return pid;
+    if (waitpid(pid, NULL, WNOHANG) == pid) {
+      fprintf(stderr, "redis-server exited at start (its log: %s)\n",
+              log != NULL ? log : "none");
+      return -1;
     }
     sleep_ms(10);
   }
-  fprintf(stderr, "redis-server did not start in %s\n", t->dir);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  fprintf(stderr, "redis-server did not answer on %s within 10 s\n", sock);
   return -1;
+}
+
+/* Starts t's server in its folder. */
+static int spawn(tr_redis_t *t) {
+  char port[16];
+  snprintf(port, sizeof(port), "%d", t->port);
+  const char *args[] = {"--port",
+                        port,
+                        "--bind",
+                        "127.0.0.1",
+                        "--dir",
+                        t->dir,
+                        "--save",
+                        "",
+                        "--appendonly",
+                        t->aof ? "yes" : "no",
+                        "--appendfsync",
+                        "always",
+                        "--daemonize",
+                        "no",
+                        NULL};
+  t->pid = tr_redis_spawn(NULL, t->sock, args, NULL);
+  return t->pid > 0 ? 0 : -1;
 }
 
 int tr_redis_start(tr_redis_t *t, int port, bool aof) {

@@ -1,5 +1,8 @@
-/* A real redis-server for integration tests: started in a temporary
- * folder on a Unix socket (and optionally a loopback port), stopped after. */
+/* A real redis-server for integration tests and benchmarks: started in a
+ * temporary folder on a Unix socket (and optionally a loopback port),
+ * stopped after. tr_redis_spawn is the one place that starts a
+ * redis-server for the tests and the benches (tallyd's own embedded
+ * server is daemon/embedded.c). */
 #ifndef TALLY_REDIS_FIXTURE_H
 #define TALLY_REDIS_FIXTURE_H
 
@@ -14,6 +17,16 @@ typedef struct tr_redis_s {
   bool aof;
   pid_t pid;
 } tr_redis_t;
+
+/* In a child process: runs server (NULL: redis-server on PATH) listening
+ * on the Unix socket sock, with args (NULL-terminated) after it, its
+ * output appended to log (NULL: /dev/null). Does not return. */
+void tr_redis_exec(const char *server, const char *sock,
+                   const char *const *args, const char *log);
+/* Starts tr_redis_exec in a child and waits up to 10 s for the server to
+ * answer PING on sock. Returns its pid, or -1 with the cause on stderr. */
+pid_t tr_redis_spawn(const char *server, const char *sock,
+                     const char *const *args, const char *log);
 
 /* Makes a temporary folder and starts redis-server there. port 0 means
  * no TCP. Returns 0, or -1 with a message on stderr. */

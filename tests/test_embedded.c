@@ -2,6 +2,8 @@
  * after a crash, a server left over by a tallyd that died, and errors. */
 #include "daemon/embedded.h"
 
+#include "redis_fixture.h"
+
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -197,12 +199,28 @@ static pid_t spawn_leftover(const char *d) {
   if (mid == 0) {
     if (fork() == 0) {
       setsid();
-      execlp("redis-server", "redis-server", "--port", "0", "--unixsocket",
-             sock, "--unixsocketperm", "700", "--dir", d, "--appendonly", "yes",
-             "--appendfsync", "everysec", "--save", "", "--pidfile", pidfile,
-             "--daemonize", "no", "--logfile", logfile, "--maxmemory-policy",
-             "noeviction", (char *)NULL);
-      _exit(127);
+      const char *args[] = {"--port",
+                            "0",
+                            "--unixsocketperm",
+                            "700",
+                            "--dir",
+                            d,
+                            "--appendonly",
+                            "yes",
+                            "--appendfsync",
+                            "everysec",
+                            "--save",
+                            "",
+                            "--pidfile",
+                            pidfile,
+                            "--daemonize",
+                            "no",
+                            "--logfile",
+                            logfile,
+                            "--maxmemory-policy",
+                            "noeviction",
+                            NULL};
+      tr_redis_exec(NULL, sock, args, NULL);
     }
     _exit(0);
   }
