@@ -13,8 +13,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define CHUNK 256         /* submissions read in one pipeline */
-#define TIMEOUT_MS 30000  /* on every tally__rs_command, script calls included \
+#define CHUNK 256 /* submissions read in one pipeline */
+#define TIMEOUT_MS                                                             \
+  30000                   /* on every tally__rs_command, script calls included \
                            */
 #define LOCK_TTL_MS 30000 /* the lock expires unless refreshed */
 #define LOCK_REFRESH_MS 5000 /* how often it is */
