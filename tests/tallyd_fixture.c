@@ -241,6 +241,16 @@ void td_push_many(redisContext *c, size_t n, char (*ids)[64]) {
   }
 }
 
+long long td_other_clients(redisContext *c) {
+  redisReply *r = redisCommand(c, "CLIENT LIST TYPE normal");
+  long long lines = 0;
+  for (const char *p = r && r->type == REDIS_REPLY_STRING ? r->str : "";
+       (p = strchr(p, '\n')) != NULL; p++)
+    lines++;
+  freeReplyObject(r);
+  return lines - 1;
+}
+
 long long td_xlen(redisContext *c, const char *key) {
   redisReply *r = redisCommand(c, "XLEN %s", key);
   long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;

@@ -76,6 +76,9 @@ void td_push(redisContext *c, const char *job, char *id);
  * pipelined; ids (n x 64 bytes) receives the entry ids if not NULL. */
 void td_push_many(redisContext *c, size_t n, char (*ids)[64]);
 
+/* How many clients but c are connected to c's server. */
+long long td_other_clients(redisContext *c);
+
 /* XLEN key, or -1. */
 long long td_xlen(redisContext *c, const char *key);
 

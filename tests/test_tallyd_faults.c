@@ -100,17 +100,6 @@ static double score_of(const char *id) {
   return score;
 }
 
-/* How many clients but this test's are connected to the server. */
-static long long other_clients(void) {
-  redisReply *r = redisCommand(c, "CLIENT LIST TYPE normal");
-  long long lines = 0;
-  for (const char *p = r && r->type == REDIS_REPLY_STRING ? r->str : "";
-       (p = strchr(p, '\n')) != NULL; p++)
-    lines++;
-  freeReplyObject(r);
-  return lines - 1;
-}
-
 /* Waits up to timeout_ms for text in the daemon's log. */
 static bool log_shows(const char *text, int timeout_ms) {
   for (int waited = 0;; waited += 50) {
@@ -295,7 +284,8 @@ Test(tallyd_faults, reconnects_after_redis_resets_its_connections) {
     require(got >= 300 * round && got < 2000, "%lld outcomes at reset %d", got,
             round);
     /* Both of tallyd's connections are up (again). */
-    for (int waited = 0; other_clients() < 2 && waited < 10000; waited += 20)
+    for (int waited = 0; td_other_clients(c) < 2 && waited < 10000;
+         waited += 20)
       td_sleep_ms(20);
     redisReply *r = redisCommand(c, "CLIENT KILL TYPE normal");
     require(r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= 2,

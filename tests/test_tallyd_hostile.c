@@ -45,20 +45,9 @@ static bool log_shows(const char *text, int timeout_ms) {
   }
 }
 
-/* How many clients but this test's are connected. */
-static long long other_clients(void) {
-  redisReply *r = redisCommand(c, "CLIENT LIST TYPE normal");
-  long long lines = 0;
-  for (const char *p = r && r->type == REDIS_REPLY_STRING ? r->str : "";
-       (p = strchr(p, '\n')) != NULL; p++)
-    lines++;
-  freeReplyObject(r);
-  return lines - 1;
-}
-
 /* Kills tallyd's connections once both are up. */
 static void kill_connections(void) {
-  for (int waited = 0; other_clients() < 2 && waited < 10000; waited += 20)
+  for (int waited = 0; td_other_clients(c) < 2 && waited < 10000; waited += 20)
     td_sleep_ms(20);
   freeReplyObject(redisCommand(c, "CLIENT KILL TYPE normal"));
 }
@@ -108,7 +97,8 @@ Test(tallyd_hostile, reconnects_and_restarts_never_dead_letter_a_valid_job) {
       td_sleep_ms(100);
     }
     /* Once the last re-read is done, no count has moved. */
-    for (int waited = 0; other_clients() < 2 && waited < 10000; waited += 20)
+    for (int waited = 0; td_other_clients(c) < 2 && waited < 10000;
+         waited += 20)
       td_sleep_ms(20);
     td_sleep_ms(300);
     require(max_deliveries() == 1, "a delivery count reached %lld",
