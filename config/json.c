@@ -112,7 +112,19 @@ bool tally_json_too_deep(const char *text, size_t len) {
   return false;
 }
 
-bool tally_json_find_overflow(const cJSON *root, tally_jpath_t *path) {
+/* Whether a number under root is infinite: the walk without paths, so
+ * that a valid tree (the usual case) builds none. */
+static bool has_overflow(const cJSON *root) {
+  if (cJSON_IsNumber(root))
+    return isinf(root->valuedouble);
+  for (const cJSON *c = root ? root->child : NULL; c != NULL; c = c->next)
+    if (has_overflow(c))
+      return true;
+  return false;
+}
+
+/* The walk that builds the path to the first infinite number. */
+static bool find_overflow(const cJSON *root, tally_jpath_t *path) {
   if (cJSON_IsNumber(root))
     return isinf(root->valuedouble);
   size_t i = 0;
@@ -120,11 +132,15 @@ bool tally_json_find_overflow(const cJSON *root, tally_jpath_t *path) {
        c = c->next, i++) {
     size_t old = cJSON_IsObject(root) ? tally_jpath_key(path, c->string)
                                       : tally_jpath_index(path, i);
-    if (tally_json_find_overflow(c, path))
+    if (find_overflow(c, path))
       return true;
     tally_jpath_restore(path, old);
   }
   return false;
+}
+
+bool tally_json_find_overflow(const cJSON *root, tally_jpath_t *path) {
+  return has_overflow(root) && find_overflow(root, path);
 }
 
 /* Whether text is an integer in plain digits: 0|-?[1-9][0-9]* (not -0,
