@@ -325,10 +325,16 @@ static int check_path(cli_t *c, const char *path) {
   }
   for (size_t k = 0; k < ts.count; k++) {
     const tally_task_t *t = ts.entries[k].task;
-    printf("%s: ok: task %s, %s, %zu testcases, %zu subtasks, max score %g "
-           "(public %g)\n",
-           ts.entries[k].file, t->name, t->type->name, t->ntestcases,
-           t->nsubtasks, t->max_score, t->max_public_score);
+    if (t->card != NULL)
+      printf("%s: ok: task %s, answer, %zu dimensions, max score %g (public "
+             "%g)\n",
+             ts.entries[k].file, t->name, t->card->ndims, t->max_score,
+             t->max_public_score);
+    else
+      printf("%s: ok: task %s, %s, %zu testcases, %zu subtasks, max score %g "
+             "(public %g)\n",
+             ts.entries[k].file, t->name, t->type->name, t->ntestcases,
+             t->nsubtasks, t->max_score, t->max_public_score);
   }
   tally_taskset_close(&ts);
   tally_diag_close(&d);

@@ -96,11 +96,100 @@ static int check_id(const char *key, const cJSON *v, bool numbers,
   return 0;
 }
 
+/* A non-negative finite number member of usage into *out. */
+static int usage_number(const cJSON *usage, const char *key, double *out,
+                        char *err, size_t errlen) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, key);
+  if (v == NULL)
+    return 0;
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0))
+    return job_error(err, errlen, "usage.%s: must be a number, at least 0",
+                     key);
+  *out = v->valuedouble;
+  return 0;
+}
+
+/* The members of a job for an answer task (docs/challenges.md): answer,
+ * ground_truth, time_used, usage, verified, attempt and memoryless. */
+static int decode_match(tally_job_t *job, const cJSON *compilation,
+                        const cJSON *time_used, const cJSON *usage,
+                        const cJSON *verified, const cJSON *attempt,
+                        const cJSON *memoryless, char *err, size_t errlen) {
+  if (job->answer == NULL)
+    return job_error(err, errlen,
+                     "answer: missing (a job with ground_truth "
+                     "is for an answer task)");
+  if (!cJSON_IsObject(job->answer))
+    return job_error(err, errlen,
+                     "answer: must be an object of the answer's fields");
+  if (job->evaluations != NULL || compilation != NULL)
+    return job_error(err, errlen, "%s: a job with an answer has none",
+                     job->evaluations != NULL ? "evaluations" : "compilation");
+  if (job->ground_truth != NULL && !cJSON_IsObject(job->ground_truth))
+    return job_error(err, errlen, "ground_truth: must be an object");
+  if (time_used != NULL) {
+    if (!cJSON_IsNumber(time_used))
+      return job_error(err, errlen, "time_used: must be a number (seconds)");
+    job->has_time_used = true;
+    job->time_used = time_used->valuedouble;
+  }
+  if (usage != NULL) {
+    if (!cJSON_IsObject(usage))
+      return job_error(err, errlen,
+                       "usage: must be an object with input_tokens, "
+                       "output_tokens and llm_calls");
+    for (const cJSON *m = usage->child; m != NULL; m = m->next) {
+      if (strcmp(m->string, "input_tokens") != 0 &&
+          strcmp(m->string, "output_tokens") != 0 &&
+          strcmp(m->string, "llm_calls") != 0)
+        return job_error(err, errlen,
+                         "usage.%s: unknown key (usage has input_tokens, "
+                         "output_tokens and llm_calls)",
+                         m->string);
+      for (const cJSON *k = usage->child; k != m; k = k->next)
+        if (strcmp(k->string, m->string) == 0)
+          return job_error(err, errlen, "usage.%s: key appears twice",
+                           m->string);
+    }
+    int rc =
+        usage_number(usage, "input_tokens", &job->input_tokens, err, errlen);
+    if (rc == 0)
+      rc = usage_number(usage, "output_tokens", &job->output_tokens, err,
+                        errlen);
+    if (rc == 0)
+      rc = usage_number(usage, "llm_calls", &job->llm_calls, err, errlen);
+    if (rc != 0)
+      return rc;
+    job->has_usage = true;
+  }
+  if (verified != NULL && !cJSON_IsBool(verified))
+    return job_error(err, errlen, "verified: must be true or false");
+  if (memoryless != NULL && !cJSON_IsBool(memoryless))
+    return job_error(err, errlen, "memoryless: must be true or false");
+  job->verified = cJSON_IsTrue(verified);
+  job->memoryless = cJSON_IsTrue(memoryless);
+  if (attempt != NULL) {
+    if (!cJSON_IsNumber(attempt) || attempt->valuedouble < 1 ||
+        attempt->valuedouble > 1e9 ||
+        attempt->valuedouble != (double)(int)attempt->valuedouble)
+      return job_error(err, errlen,
+                       "attempt: must be a whole number from 1 (the first)");
+    job->attempt = (int)attempt->valuedouble;
+  }
+  job->evaluated = true;
+  return 0;
+}
+
 int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                     size_t errlen) {
   cJSON_Delete(job->root);
   job->root = NULL;
   job->submission = job->participant = job->contest = job->evaluations = NULL;
+  job->answer = job->ground_truth = NULL;
+  job->has_time_used = job->has_usage = false;
+  job->time_used = job->input_tokens = job->output_tokens = job->llm_calls = 0;
+  job->verified = job->memoryless = false;
+  job->attempt = 0;
   job->task = NULL;
   job->type = TALLY_JOB_SCORE;
   job->evaluated = true;
@@ -134,10 +223,14 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
 
   const cJSON *compilation = NULL, *type = NULL, *task = NULL;
   const cJSON *timestamp = NULL, *official = NULL, *tokened = NULL;
+  const cJSON *time_used = NULL, *usage = NULL, *verified = NULL;
+  const cJSON *attempt = NULL, *memoryless = NULL;
   for (const cJSON *m = job->root->child; m; m = m->next) {
     static const char *const keys[] = {
-        "submission", "participant", "contest",   "evaluations", "compilation",
-        "type",       "task",        "timestamp", "official",    "tokened"};
+        "submission", "participant",  "contest",   "evaluations", "compilation",
+        "type",       "task",         "timestamp", "official",    "tokened",
+        "answer",     "ground_truth", "time_used", "usage",       "verified",
+        "attempt",    "memoryless"};
     const cJSON **slots[] = {&job->submission,
                              &job->participant,
                              &job->contest,
@@ -147,7 +240,14 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                              &task,
                              &timestamp,
                              &official,
-                             &tokened};
+                             &tokened,
+                             &job->answer,
+                             &job->ground_truth,
+                             &time_used,
+                             &usage,
+                             &verified,
+                             &attempt,
+                             &memoryless};
     const cJSON **slot = NULL;
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !slot; k++)
       if (strcmp(m->string, keys[k]) == 0)
@@ -204,6 +304,10 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                        "compilation: must be \"ok\" or \"failed\"");
     job->evaluated = strcmp(compilation->valuestring, "ok") == 0;
   }
+  if (job->answer != NULL ||
+      (job->ground_truth != NULL && job->evaluations == NULL))
+    return decode_match(job, compilation, time_used, usage, verified, attempt,
+                        memoryless, err, errlen);
   if (!job->evaluated) {
     if (job->evaluations != NULL)
       return job_error(err, errlen,
@@ -214,7 +318,8 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
   if (job->evaluations == NULL)
     return job_error(err, errlen,
                      "evaluations: missing (or set \"compilation\": "
-                     "\"failed\")");
+                     "\"failed\"; a job for an answer task carries "
+                     "\"answer\")");
   if (!cJSON_IsObject(job->evaluations))
     return job_error(err, errlen,
                      "evaluations: must be an object mapping codenames to "

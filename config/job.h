@@ -38,6 +38,16 @@ typedef struct tally_job_s {
   bool keys_ok;
   bool evaluated;           /* false: "compilation": "failed" */
   const cJSON *evaluations; /* the object, when evaluated */
+  /* A job for an answer task (docs/challenges.md): answer, an object,
+   * replaces evaluations; the rest is optional. */
+  const cJSON *answer;
+  const cJSON *ground_truth; /* an object, or NULL */
+  bool has_time_used;
+  double time_used;
+  bool has_usage;
+  double input_tokens, output_tokens, llm_calls;
+  bool verified, memoryless;
+  int attempt; /* 0 when absent */
   /* After tally_job_bind (engine/bind.h): one per testcase. */
   tally_eval_t *evals;
   size_t evals_cap;

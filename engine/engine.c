@@ -2,6 +2,7 @@
  * the summary and views of the job just scored. */
 #include "engine/engine.h"
 #include "engine/bind.h"
+#include "engine/render_answer.h"
 #include "engine/views.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@ void tally_engine_init(tally_engine_t *e, const tally_taskset_t *tasks) {
   memset(e, 0, sizeof(*e));
   tally_job_init(&e->job);
   tally_result_init(&e->res);
+  tally_card_result_init(&e->card);
   tally_render_init(&e->render);
   tally_buf_init(&e->details);
   tally_buf_init(&e->extra);
@@ -22,6 +24,7 @@ void tally_engine_close(tally_engine_t *e) {
   tally_text_free(&e->tt.message);
   tally_text_free(&e->tt.admin);
   tally_result_close(&e->res);
+  tally_card_result_close(&e->card);
   tally_render_close(&e->render);
   tally_buf_close(&e->details);
   tally_buf_close(&e->extra);
@@ -76,7 +79,9 @@ static int render(tally_engine_t *e, const tally_task_t *task,
   int rc = 0;
   if (e->add_version && (extra = with_version(e, extra, task)) == NULL)
     rc = TALLY_ENOMEM;
-  if (rc == 0)
+  if (rc == 0 && task->card != NULL)
+    rc = tally_render_answer(out, task, &e->job, &e->res, &e->card, extra);
+  else if (rc == 0)
     rc = tally_render_result(&e->render, out, task, &e->job, &e->res, extra);
   if (rc != 0) {
     out->len = mark;
@@ -85,6 +90,32 @@ static int render(tally_engine_t *e, const tally_task_t *task,
     snprintf(e->err, sizeof(e->err), "out of memory");
   }
   return rc;
+}
+
+/* Scores the answer of the job just decoded with task's scorecard, into
+ * e->card and, rounded, e->res. */
+static int score_answer(tally_engine_t *e, const tally_task_t *task) {
+  const tally_job_t *j = &e->job;
+  tally_match_t m = {
+      .answer = j->answer,
+      .ground_truth = j->ground_truth,
+      .has_time_used = j->has_time_used,
+      .time_used = j->time_used,
+      .has_usage = j->has_usage,
+      .input_tokens = j->input_tokens,
+      .output_tokens = j->output_tokens,
+      .llm_calls = j->llm_calls,
+      .verified = j->verified,
+  };
+  int rc = tally_scorecard_score(task->card, &m, task->score_precision,
+                                 &e->card, e->err, sizeof(e->err));
+  if (rc != 0)
+    return rc;
+  tally_result_reset(&e->res);
+  e->res.score = tally_round(e->card.total, task->score_precision);
+  e->res.public_score =
+      tally_round(e->card.public_total, task->score_precision);
+  return 0;
 }
 
 int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
@@ -110,11 +141,23 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
     task = e->job.task != NULL ? tally_taskset_find(e->tasks, e->job.task)
                                : e->default_task;
   e->decoded_task = task;
-  if (rc == 0)
+  if (rc == 0 && (task->card != NULL) != (e->job.answer != NULL)) {
+    snprintf(e->err, sizeof(e->err),
+             task->card != NULL
+                 ? "answer: missing (task %s is an answer task: its jobs "
+                   "carry an answer, not evaluations)"
+                 : "answer: task %s takes evaluations, not an answer",
+             task->name);
+    rc = TALLY_EJOB;
+  }
+  if (rc == 0 && task->card != NULL) {
+    rc = score_answer(e, task);
+  } else if (rc == 0) {
     rc = tally_job_bind(&e->job, task, &e->tt, e->err, sizeof(e->err));
-  if (rc == 0)
-    rc = tally_score(task, e->job.evals, e->job.evaluated, &e->res, e->err,
-                     sizeof(e->err));
+    if (rc == 0)
+      rc = tally_score(task, e->job.evals, e->job.evaluated, &e->res, e->err,
+                       sizeof(e->err));
+  }
   if (rc == 0) {
     rc = render(e, task, extra, out);
     if (rc == 0)
@@ -149,10 +192,35 @@ int tally_engine_unscored(tally_engine_t *e, tally_buf_t *out) {
   return tally_views_unscored(out, e->decoded_task, &e->job);
 }
 
+/* The view of an answer task's match: its score and breakdown, of the
+ * public dimensions only unless full. */
+static int answer_view(tally_engine_t *e, bool full, tally_buf_t *out) {
+  size_t mark = out->len;
+  tally_buf_puts(out, "{\"score\":");
+  tally_json_num(out, full ? e->res.score : e->res.public_score);
+  tally_buf_puts(out, ",\"max_score\":");
+  tally_json_num(out, full ? e->task->max_score : e->task->max_public_score);
+  tally_buf_puts(out, ",\"result\":");
+  tally_json_str(out, tally_match_result_name(e->card.result));
+  tally_buf_puts(out, ",\"details\":");
+  tally_render_answer_details(out, e->task, &e->card, !full);
+  tally_buf_putc(out, '}');
+  if (out->oom) {
+    out->len = mark;
+    if (out->data != NULL)
+      out->data[mark] = '\0';
+    snprintf(e->err, sizeof(e->err), "out of memory");
+    return TALLY_ENOMEM;
+  }
+  return 0;
+}
+
 int tally_engine_view(tally_engine_t *e, bool full, tally_buf_t *out) {
   int rc = check_scored(e);
   if (rc != 0 || !tally_views_wanted(&e->job))
     return rc;
+  if (e->task->card != NULL)
+    return answer_view(e, full, out);
   if (!e->details_ready) {
     tally_buf_reset(&e->details);
     rc = tally_render_details(&e->render, &e->details, e->task, &e->job,

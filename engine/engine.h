@@ -6,6 +6,7 @@
 
 #include "engine/render.h"
 #include "engine/taskset.h"
+#include "scorecards/scorecard.h"
 
 /* tally_engine_score's answer for a token job, when the engine takes
  * them (accept_tokens). A positive code: it is not an error. */
@@ -25,6 +26,7 @@ typedef struct tally_engine_s {
   tally_job_t job;
   tally_tt_eval_t tt; /* the task type's output, reused (engine/bind.h) */
   tally_result_t res;
+  tally_card_result_t card; /* an answer task's match */
   tally_render_t render;
   /* The last job scored: its task (NULL when it was not scored), and its
    * details once a view needed them. */

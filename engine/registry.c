@@ -18,6 +18,8 @@ int tally_registry_init(tally_registry_t *r) {
   for (size_t i = 0; rc == 0 && tally_comparators[i] != NULL; i++)
     rc = tally_registry_add_comparator(r, tally_comparators[i], err,
                                        sizeof(err));
+  for (size_t i = 0; rc == 0 && tally_primitives[i] != NULL; i++)
+    rc = tally_registry_add_primitive(r, tally_primitives[i], err, sizeof(err));
   if (rc != 0)
     tally_registry_close(r);
   return rc;
@@ -27,6 +29,7 @@ void tally_registry_close(tally_registry_t *r) {
   free(r->types);
   free(r->task_types);
   free(r->comparators);
+  free(r->primitives);
   memset(r, 0, sizeof(*r));
 }
 
@@ -102,7 +105,8 @@ int tally_registry_add_task_type(tally_registry_t *r,
     return TALLY_EINVAL;
   }
   /* Only the built-in outcomes type decodes outcomes itself. */
-  if (type->evaluate == NULL && type != &tally_task_type_outcomes) {
+  if (type->evaluate == NULL && type != &tally_task_type_outcomes &&
+      type != &tally_task_type_answer) {
     snprintf(err, errlen, "task type %s must set evaluate", type->name);
     return TALLY_EINVAL;
   }
@@ -197,4 +201,44 @@ void tally_registry_comparator_names(const tally_registry_t *r, char *buf,
                                      size_t len) {
   join_names((const void *const *)r->comparators, r->ncomparators,
              comparator_name, buf, len);
+}
+
+int tally_registry_add_primitive(tally_registry_t *r,
+                                 const tally_primitive_t *prim, char *err,
+                                 size_t errlen) {
+  if (prim->version != TALLY_PRIMITIVE_VERSION) {
+    snprintf(err, errlen, "primitive version %d, but tally expects version %d",
+             prim->version, TALLY_PRIMITIVE_VERSION);
+    return TALLY_EINVAL;
+  }
+  if (prim->name == NULL || prim->name[0] == '\0') {
+    snprintf(err, errlen, "primitive has no name");
+    return TALLY_EINVAL;
+  }
+  if (prim->score == NULL || (prim->params != NULL && prim->parse == NULL)) {
+    snprintf(err, errlen,
+             "primitive %s must set score (and parse, with "
+             "params)",
+             prim->name);
+    return TALLY_EINVAL;
+  }
+  if (tally_registry_find_primitive(r, prim->name) != NULL) {
+    snprintf(err, errlen, "primitive %s is already registered", prim->name);
+    return TALLY_EEXIST;
+  }
+  if (grow((const void ***)&r->primitives, &r->primitives_cap,
+           r->nprimitives) != 0) {
+    snprintf(err, errlen, "out of memory");
+    return TALLY_ENOMEM;
+  }
+  r->primitives[r->nprimitives++] = prim;
+  return 0;
+}
+
+const tally_primitive_t *
+tally_registry_find_primitive(const tally_registry_t *r, const char *name) {
+  for (size_t i = 0; i < r->nprimitives; i++)
+    if (strcmp(r->primitives[i]->name, name) == 0)
+      return r->primitives[i];
+  return NULL;
 }

@@ -4,6 +4,7 @@
 #ifndef TALLY_REGISTRY_H
 #define TALLY_REGISTRY_H
 
+#include "primitives/primitive.h"
 #include "scoretypes/scoretype.h"
 #include "tasktypes/tasktype.h"
 
@@ -16,6 +17,9 @@ typedef struct tally_registry_s {
   size_t ntask_types, task_types_cap;
   const tally_comparator_t **comparators;
   size_t ncomparators, comparators_cap;
+  /* The primitives of answer tasks' dimensions. */
+  const tally_primitive_t **primitives;
+  size_t nprimitives, primitives_cap;
 } tally_registry_t;
 
 /* Fills r with the built-in score types, task types and comparators.
@@ -50,6 +54,13 @@ const tally_task_type_t *
 tally_registry_find_task_type(const tally_registry_t *r, const char *name);
 const tally_comparator_t *
 tally_registry_find_comparator(const tally_registry_t *r, const char *name);
+
+/* Add a primitive, and find one by name: as for comparators. */
+int tally_registry_add_primitive(tally_registry_t *r,
+                                 const tally_primitive_t *prim, char *err,
+                                 size_t errlen);
+const tally_primitive_t *
+tally_registry_find_primitive(const tally_registry_t *r, const char *name);
 
 /* Writes the names of r's task types (or comparators), comma-separated,
  * into buf (cut to len). */

@@ -1,6 +1,7 @@
 /* The strict task config decoder. */
 #include "engine/task.h"
 #include "config/cfg.h"
+#include "scorecards/scorecard.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,15 +29,23 @@ enum {
   KEY_COMPARATOR,
   KEY_COMPARATOR_PARAMETERS,
   KEY_DATA_DIR,
+  /* An answer task's (scorecards/scorecard.h). */
+  KEY_SCORING,
+  KEY_GROUND_TRUTH,
+  KEY_DIFFICULTY,
+  KEY_CONSTRAINTS,
+  KEY_ANSWER_FORMAT,
+  KEY_WIN_THRESHOLD,
+  KEY_DRAW_THRESHOLD,
 };
 
 static const tally_cfg_key_t task_keys[] = {
     [KEY_NAME] = {"name", tally_cfg_set_string, offsetof(tally_task_t, name),
                   TALLY_CFG_REQUIRED, 0, 0, NULL},
-    [KEY_SCORE_TYPE] = {"score_type", NULL, 0, TALLY_CFG_REQUIRED, 0, 0, NULL},
-    [KEY_PARAMETERS] = {"score_type_parameters", NULL, 0, TALLY_CFG_REQUIRED, 0,
-                        0, NULL},
-    [KEY_TESTCASES] = {"testcases", NULL, 0, TALLY_CFG_REQUIRED, 0, 0, NULL},
+    /* Required but for answer tasks: see tally_task_parse. */
+    [KEY_SCORE_TYPE] = {"score_type", NULL, 0, 0, 0, 0, NULL},
+    [KEY_PARAMETERS] = {"score_type_parameters", NULL, 0, 0, 0, 0, NULL},
+    [KEY_TESTCASES] = {"testcases", NULL, 0, 0, 0, 0, NULL},
     [KEY_PRECISION] = {"score_precision", tally_cfg_set_int,
                        offsetof(tally_task_t, score_precision), 0, 0, 10, NULL},
     [KEY_ROUNDING] = {"score_rounding", tally_cfg_set_enum,
@@ -55,6 +64,13 @@ static const tally_cfg_key_t task_keys[] = {
                                    NULL},
     [KEY_DATA_DIR] = {"data_dir", tally_cfg_set_string,
                       offsetof(tally_task_t, data_dir), 0, 0, 0, NULL},
+    [KEY_SCORING] = {"scoring", NULL, 0, 0, 0, 0, NULL},
+    [KEY_GROUND_TRUTH] = {"ground_truth", NULL, 0, 0, 0, 0, NULL},
+    [KEY_DIFFICULTY] = {"difficulty", NULL, 0, 0, 0, 0, NULL},
+    [KEY_CONSTRAINTS] = {"constraints", NULL, 0, 0, 0, 0, NULL},
+    [KEY_ANSWER_FORMAT] = {"answer_format", NULL, 0, 0, 0, 0, NULL},
+    [KEY_WIN_THRESHOLD] = {"win_threshold", NULL, 0, 0, 0, 0, NULL},
+    [KEY_DRAW_THRESHOLD] = {"draw_threshold", NULL, 0, 0, 0, 0, NULL},
     {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
@@ -234,6 +250,41 @@ static int decode_task_type(tally_task_t *task, const tally_registry_t *reg,
   return rc;
 }
 
+static const tally_primitive_t *find_primitive(const void *reg,
+                                               const char *name) {
+  return tally_registry_find_primitive(reg, name);
+}
+
+/* An answer task: its scorecard, and none of the keys of testcases,
+ * score types and outputs. */
+static int parse_answer_task(tally_task_t *task, const tally_registry_t *reg,
+                             const cJSON *root, const cJSON **found,
+                             tally_diag_t *d) {
+  int rc = 0;
+  tally_jpath_t path;
+  tally_jpath_init(&path);
+  task->task_type = &tally_task_type_answer;
+  static const int foreign[] = {
+      KEY_SCORE_TYPE, KEY_PARAMETERS,     KEY_TESTCASES,
+      KEY_TIME_LIMIT, KEY_COMPARATOR,     KEY_COMPARATOR_PARAMETERS,
+      KEY_DATA_DIR,   KEY_FEEDBACK_LEVEL, KEY_ROUNDING};
+  for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++) {
+    if (found[foreign[i]] == NULL)
+      continue;
+    tally_jpath_key(&path, task_keys[foreign[i]].name);
+    rc = tally_diag_add(d, &path,
+                        "an answer task is scored by its dimensions "
+                        "(\"scoring\"): it takes no %s",
+                        task_keys[foreign[i]].name);
+    tally_jpath_init(&path);
+  }
+  if (tally_scorecard_parse(root, find_primitive, reg, d, &task->card) != 0)
+    return TALLY_ECONFIG;
+  task->max_score = 1000;
+  task->max_public_score = task->card->public_weight * 1000;
+  return rc;
+}
+
 int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
                      tally_diag_t *d, tally_task_t **out) {
   *out = NULL;
@@ -253,6 +304,28 @@ int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
   int rc = tally_cfg_decode(task_keys, root, task, d, &path, found);
   if (!cJSON_IsObject(root))
     goto done;
+  const cJSON *tt = found[KEY_TASK_TYPE];
+  if (cJSON_IsString(tt) && strcmp(tt->valuestring, "answer") == 0) {
+    rc |= parse_answer_task(task, reg, root, found, d);
+    goto done;
+  }
+  static const int required[] = {KEY_SCORE_TYPE, KEY_PARAMETERS, KEY_TESTCASES};
+  for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+    if (found[required[i]] != NULL)
+      continue;
+    tally_jpath_key(&path, task_keys[required[i]].name);
+    rc = tally_diag_add(d, &path, "is missing");
+    tally_jpath_init(&path);
+  }
+  for (int k = KEY_SCORING; k <= KEY_DRAW_THRESHOLD; k++) {
+    if (found[k] == NULL)
+      continue;
+    tally_jpath_key(&path, task_keys[k].name);
+    rc = tally_diag_add(d, &path,
+                        "only an answer task (\"task_type\": \"answer\") "
+                        "takes it");
+    tally_jpath_init(&path);
+  }
 
   const cJSON *tl = found[KEY_TIME_LIMIT];
   if (tl != NULL) {
@@ -335,6 +408,7 @@ void tally_task_free(tally_task_t *task) {
       free(task->expected[i].data);
   }
   free(task->expected);
+  tally_scorecard_free(task->card);
   free(task->data_dir);
   free(task->testcases);
   free(task->name);

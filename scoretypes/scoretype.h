@@ -89,6 +89,9 @@ typedef struct tally_task_s {
    * the task's data folder is loaded (tally_taskset_load); NULL when the
    * task has none. */
   struct tally_expected_s *expected;
+  /* An answer task's scorecard (scorecards/scorecard.h); NULL for the
+   * others. */
+  struct tally_scorecard_s *card;
 } tally_task_t;
 
 typedef struct tally_tc_result_s {

@@ -75,7 +75,11 @@ enum {
   TALLY_TT_EXPECTED_OPTIONAL = 1u << 1,
   /* A testcase the job has no evaluation for is evaluated with eval NULL,
    * rather than being a job error. */
-  TALLY_TT_MISSING_OK = 1u << 2
+  TALLY_TT_MISSING_OK = 1u << 2,
+  /* Jobs carry an "answer" scored by the task's dimensions
+   * (scorecards/scorecard.h), not evaluations of testcases: the built-in
+   * answer type. */
+  TALLY_TT_ANSWER = 1u << 3
 };
 
 /* A task type. Instances are const and filled with designated
@@ -115,5 +119,6 @@ extern const tally_task_type_t *const tally_task_types[];
 extern const tally_task_type_t tally_task_type_outcomes;
 extern const tally_task_type_t tally_task_type_batch;
 extern const tally_task_type_t tally_task_type_output_only;
+extern const tally_task_type_t tally_task_type_answer;
 
 #endif

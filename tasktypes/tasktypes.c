@@ -16,10 +16,20 @@ const tally_task_type_t tally_task_type_outcomes = {
     .evaluate = NULL,
 };
 
+/* Answer: a challenge's structured answer, scored by the task's dimensions
+ * (docs/challenges.md) rather than through testcases. */
+const tally_task_type_t tally_task_type_answer = {
+    .version = TALLY_TASK_TYPE_VERSION,
+    .name = "answer",
+    .flags = TALLY_TT_ANSWER,
+    .evaluate = NULL,
+};
+
 const tally_task_type_t *const tally_task_types[] = {
     &tally_task_type_outcomes,
     &tally_task_type_batch,
     &tally_task_type_output_only,
+    &tally_task_type_answer,
     NULL,
 };
 
