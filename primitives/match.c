@@ -5,6 +5,7 @@
 #include "primitives/primitive.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,10 @@ bool tally_json_equal(const cJSON *a, const cJSON *b) {
   if (cJSON_IsNumber(a))
     return a->valuedouble == b->valuedouble;
   if (cJSON_IsString(a)) {
+    /* Texts that differ before a NUL differ; only equal ones need their
+     * lengths, which a NUL inside may make longer than strlen's. */
+    if (strcmp(a->valuestring, b->valuestring) != 0)
+      return false;
     size_t na = tally_json_strlen(a), nb = tally_json_strlen(b);
     return na == nb && memcmp(a->valuestring, b->valuestring, na) == 0;
   }
@@ -63,6 +68,107 @@ size_t tally_json_distinct(const cJSON *a) {
 
 bool tally_json_contains(const cJSON *a, const cJSON *v) {
   return among(a->child, (size_t)-1, v);
+}
+
+/* A hash that agrees with tally_json_equal: equal values hash alike. A
+ * string hashes its text up to a NUL (equal strings share it), a number
+ * its value (0 and -0 alike), an object the sum of its members' hashes
+ * (so that their order does not count). */
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdu;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53u;
+  return h ^ (h >> 33);
+}
+
+static uint64_t hash_text(const char *s, uint64_t h) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    h = (h ^ *p) * 0x100000001b3u;
+  return h;
+}
+
+static uint64_t json_hash(const cJSON *v) {
+  if (cJSON_IsBool(v))
+    return cJSON_IsTrue(v) ? 0x9e37u : 0x7f4au;
+  if (cJSON_IsNumber(v)) {
+    double x = v->valuedouble + 0.0;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof(bits));
+    return mix(bits ^ 0x51u);
+  }
+  if (cJSON_IsString(v))
+    return mix(hash_text(v->valuestring, 0xcbf29ce484222325u));
+  uint64_t h = cJSON_IsArray(v) ? 0xa11u : cJSON_IsObject(v) ? 0x0b1u : 0x11u;
+  for (const cJSON *x = v->child; x != NULL; x = x->next) {
+    if (cJSON_IsArray(v))
+      h = mix(h * 31 + json_hash(x));
+    else
+      h += mix(hash_text(x->string, 0x811c9dc5u) ^ json_hash(x));
+  }
+  return mix(h);
+}
+
+/* A set of JSON values by tally_json_equal, open addressing. */
+typedef struct jset_s {
+  const cJSON **items;
+  uint64_t *hashes;
+  size_t cap, n;
+} jset_t;
+
+static bool jset_init(jset_t *s, size_t expected) {
+  s->cap = 16;
+  while (s->cap < expected * 2 + 1)
+    s->cap *= 2;
+  s->n = 0;
+  s->items = calloc(s->cap, sizeof(*s->items));
+  s->hashes = calloc(s->cap, sizeof(*s->hashes));
+  return s->items != NULL && s->hashes != NULL;
+}
+
+static void jset_close(jset_t *s) {
+  free(s->items);
+  free(s->hashes);
+}
+
+/* The slot of v in s: where it is, or the empty one it would go to. */
+static size_t jset_slot(const jset_t *s, const cJSON *v, uint64_t h) {
+  size_t i = (size_t)h & (s->cap - 1);
+  while (s->items[i] != NULL &&
+         !(s->hashes[i] == h && tally_json_equal(s->items[i], v)))
+    i = (i + 1) & (s->cap - 1);
+  return i;
+}
+
+/* Adds v (of hash h); true when it was not there. The set was made for
+ * at least as many items as are added. */
+static bool jset_add(jset_t *s, const cJSON *v, uint64_t h) {
+  size_t i = jset_slot(s, v, h);
+  if (s->items[i] != NULL)
+    return false;
+  s->items[i] = v;
+  s->hashes[i] = h;
+  s->n++;
+  return true;
+}
+
+static bool jset_has(const jset_t *s, const cJSON *v, uint64_t h) {
+  return s->items[jset_slot(s, v, h)] != NULL;
+}
+
+/* The set of the items of array a. */
+static bool jset_of(jset_t *s, const cJSON *a) {
+  if (!jset_init(s, (size_t)cJSON_GetArraySize(a)))
+    return false;
+  for (const cJSON *x = a->child; x != NULL; x = x->next)
+    jset_add(s, x, json_hash(x));
+  return true;
+}
+
+static double no_memory(tally_prim_note_t *note) {
+  note->error = true;
+  snprintf(note->message, sizeof(note->message), "out of memory");
+  return 0;
 }
 
 static bool is_array(const cJSON *v) {
@@ -186,15 +292,20 @@ const tally_primitive_t tally_prim_numeric_tolerance = {
 static double coverage_score(const void *state, const tally_prim_input_t *in,
                              tally_prim_note_t *note) {
   (void)state;
-  (void)note;
-  size_t distinct = 0, covered = 0, at = 0;
-  const cJSON *truth = in->truth;
-  for (const cJSON *y = truth->child; y != NULL; y = y->next, at++) {
-    if (among(truth->child, at, y))
-      continue;
-    distinct++;
-    covered += tally_json_contains(in->value, y);
+  jset_t answer, truth;
+  bool ok = jset_of(&answer, in->value);
+  ok = jset_init(&truth, (size_t)cJSON_GetArraySize(in->truth)) && ok;
+  size_t covered = 0;
+  for (const cJSON *y = in->truth->child; ok && y != NULL; y = y->next) {
+    uint64_t h = json_hash(y);
+    if (jset_add(&truth, y, h))
+      covered += jset_has(&answer, y, h);
   }
+  size_t distinct = truth.n;
+  jset_close(&answer);
+  jset_close(&truth);
+  if (!ok)
+    return no_memory(note);
   return distinct == 0 ? 1000.0 : (double)covered / (double)distinct * 1000.0;
 }
 
@@ -239,13 +350,16 @@ static int overlap_parse(const cJSON *dim, void **state, tally_diag_t *d,
 
 static double overlap_score(const void *state, const tally_prim_input_t *in,
                             tally_prim_note_t *note) {
-  (void)note;
-  const cJSON *a = in->value, *b = in->truth;
-  size_t na = tally_json_distinct(a), nb = tally_json_distinct(b);
-  size_t both = 0, at = 0;
-  for (const cJSON *x = a->child; x != NULL; x = x->next, at++)
-    if (!among(a->child, at, x) && tally_json_contains(b, x))
-      both++;
+  jset_t a, b;
+  bool ok = jset_of(&a, in->value);
+  ok = jset_of(&b, in->truth) && ok;
+  size_t na = a.n, nb = b.n, both = 0;
+  for (size_t i = 0; ok && i < a.cap; i++)
+    both += a.items[i] != NULL && jset_has(&b, a.items[i], a.hashes[i]);
+  jset_close(&a);
+  jset_close(&b);
+  if (!ok)
+    return no_memory(note);
   if (na == 0 && nb == 0)
     return 1000.0;
   if (*(const int *)state == OVERLAP_JACCARD)

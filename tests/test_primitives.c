@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,4 +204,94 @@ Test(primitives, efficiency_needs_a_verified_match_with_usage) {
   cr_expect_eq(run(&tally_prim_call_efficiency, NULL, NULL, NULL, &in, &note),
                0);
   cr_expect(strstr(note.message, "no usage") != NULL, "%s", note.message);
+}
+
+/* A random JSON value from a small pool, so that equal values (1 and 1.0,
+ * 0 and -0, reordered objects, strings with a NUL) come up often. */
+static void random_value(char *buf, size_t len, unsigned *seed) {
+  static const char *const pool[] = {"1",
+                                     "1.0",
+                                     "-0",
+                                     "0",
+                                     "2",
+                                     "\"a\"",
+                                     "\"A\"",
+                                     "\"a\\u0000b\"",
+                                     "\"a\\u0000c\"",
+                                     "true",
+                                     "false",
+                                     "null",
+                                     "[1, 2]",
+                                     "[1.0, 2]",
+                                     "[2, 1]",
+                                     "{\"x\": 1, \"y\": [2]}",
+                                     "{\"y\": [2.0], \"x\": 1}",
+                                     "{\"x\": 1}",
+                                     "[]",
+                                     "{}"};
+  *seed = *seed * 1103515245u + 12345u;
+  snprintf(buf, len, "%s",
+           pool[(*seed >> 16) % (sizeof(pool) / sizeof(*pool))]);
+}
+
+static char *random_array(unsigned *seed) {
+  static char out[4096];
+  char item[64];
+  *seed = *seed * 1103515245u + 12345u;
+  int n = (int)((*seed >> 16) % 12);
+  size_t used = (size_t)snprintf(out, sizeof(out), "[");
+  for (int i = 0; i < n; i++) {
+    random_value(item, sizeof(item), seed);
+    used += (size_t)snprintf(out + used, sizeof(out) - used, "%s%s",
+                             i ? ", " : "", item);
+  }
+  snprintf(out + used, sizeof(out) - used, "]");
+  return strdup(out);
+}
+
+/* coverage_ratio and set_overlap (which use hash sets) against their
+ * definitions written with tally_json_equal alone. */
+Test(primitives, set_primitives_agree_with_their_definitions) {
+  unsigned seed = 42;
+  for (int round = 0; round < 3000; round++) {
+    char *a = random_array(&seed), *b = random_array(&seed);
+    cJSON *ja = cJSON_Parse(a), *jb = cJSON_Parse(b);
+    size_t distinct_b = tally_json_distinct(jb), covered = 0, both = 0, at = 0;
+    for (const cJSON *y = jb->child; y != NULL; y = y->next, at++) {
+      bool seen = false;
+      size_t k = 0;
+      for (const cJSON *z = jb->child; k < at; z = z->next, k++)
+        seen = seen || tally_json_equal(z, y);
+      if (!seen && tally_json_contains(ja, y))
+        covered++;
+    }
+    at = 0;
+    for (const cJSON *x = ja->child; x != NULL; x = x->next, at++) {
+      bool seen = false;
+      size_t k = 0;
+      for (const cJSON *z = ja->child; k < at; z = z->next, k++)
+        seen = seen || tally_json_equal(z, x);
+      if (!seen && tally_json_contains(jb, x))
+        both++;
+    }
+    size_t distinct_a = tally_json_distinct(ja);
+    double cover =
+        distinct_b == 0 ? 1000.0 : (double)covered / distinct_b * 1000;
+    double inter = distinct_a == 0 && distinct_b == 0 ? 1000.0
+                   : distinct_b == 0                  ? 0.0
+                                     : (double)both / distinct_b * 1000;
+    double jac = distinct_a == 0 && distinct_b == 0
+                     ? 1000.0
+                     : (double)both / (distinct_a + distinct_b - both) * 1000;
+    cr_assert_eq(field(&tally_prim_coverage_ratio, a, b), cover, "%s %s", a, b);
+    cr_assert_eq(run(&tally_prim_set_overlap, NULL, a, b, NULL, NULL), inter,
+                 "%s %s", a, b);
+    cr_assert_eq(run(&tally_prim_set_overlap, "{\"method\": \"jaccard\"}", a, b,
+                     NULL, NULL),
+                 jac, "%s %s", a, b);
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    free(a);
+    free(b);
+  }
 }
