@@ -11,15 +11,18 @@
  * writing a message to host->err. What it registers must stay valid until
  * the plugin is unloaded, so these are usually static const objects.
  *
- * ABI 2 added register_task_type and register_comparator; tally still
- * loads ABI 1 plugins, which only register score types. */
+ * ABI 2 added register_task_type and register_comparator, ABI 3
+ * register_primitive (the scoring primitives of answer tasks,
+ * primitives/primitive.h); tally still loads ABI 1 and 2 plugins, which
+ * see the prefix of the host they were built for. */
 #ifndef TALLY_PLUGIN_H
 #define TALLY_PLUGIN_H
 
+#include "primitives/primitive.h"
 #include "scoretypes/scoretype.h"
 #include "tasktypes/tasktype.h"
 
-#define TALLY_PLUGIN_ABI 2
+#define TALLY_PLUGIN_ABI 3
 
 typedef struct tally_plugin_host_s tally_plugin_host_t;
 
@@ -38,6 +41,10 @@ struct tally_plugin_host_s {
                             const tally_task_type_t *type);
   int (*register_comparator)(tally_plugin_host_t *host,
                              const tally_comparator_t *cmp);
+  /* Added in ABI 3. Registers a scoring primitive under its name, with
+   * the same rules. */
+  int (*register_primitive)(tally_plugin_host_t *host,
+                            const tally_primitive_t *prim);
 };
 
 #endif

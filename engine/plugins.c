@@ -43,6 +43,12 @@ static int host_register_comparator(tally_plugin_host_t *host,
                                        host->errlen);
 }
 
+static int host_register_primitive(tally_plugin_host_t *host,
+                                   const tally_primitive_t *prim) {
+  return tally_registry_add_primitive(host->data, prim, host->err,
+                                      host->errlen);
+}
+
 static int load_here(tally_plugins_t *p, tally_registry_t *reg,
                      const char *path, char *err, size_t errlen);
 
@@ -146,8 +152,8 @@ static int load_here(tally_plugins_t *p, tally_registry_t *reg,
     dlclose(h);
     return TALLY_EPLUGIN;
   }
-  /* ABI 1 plugins see a prefix of the ABI 2 host, which they can use. */
-  if (*abi != TALLY_PLUGIN_ABI && *abi != 1) {
+  /* Older plugins see a prefix of this host, which they can use. */
+  if (*abi < 1 || *abi > TALLY_PLUGIN_ABI) {
     snprintf(err, errlen,
              "%s: plugin ABI version %d, but tally expects 1 to %d", path, *abi,
              TALLY_PLUGIN_ABI);
@@ -164,7 +170,8 @@ static int load_here(tally_plugins_t *p, tally_registry_t *reg,
 
   char msg[256] = "";
   size_t before = reg->count, types_before = reg->ntask_types,
-         comparators_before = reg->ncomparators;
+         comparators_before = reg->ncomparators,
+         primitives_before = reg->nprimitives;
   tally_plugin_host_t host = {
       .abi = TALLY_PLUGIN_ABI,
       .register_score_type = host_register,
@@ -173,6 +180,7 @@ static int load_here(tally_plugins_t *p, tally_registry_t *reg,
       .data = reg,
       .register_task_type = host_register_task_type,
       .register_comparator = host_register_comparator,
+      .register_primitive = host_register_primitive,
   };
   int rc = init(&host);
   if (rc != 0) {
@@ -180,6 +188,7 @@ static int load_here(tally_plugins_t *p, tally_registry_t *reg,
     reg->count = before;
     reg->ntask_types = types_before;
     reg->ncomparators = comparators_before;
+    reg->nprimitives = primitives_before;
     snprintf(err, errlen, "%s: plugin initialisation failed: %s", path,
              msg[0] ? msg : tally_strerror(rc));
     dlclose(h);

@@ -66,13 +66,17 @@ typedef struct tally_primitive_s {
   int (*parse)(const cJSON *dim, void **state, tally_diag_t *d,
                tally_jpath_t *path);
   /* Whether v is of the JSON type the primitive reads in the answer (and
-   * in the ground truth). NULL: any type. */
+   * in the ground truth, unless accepts_truth says otherwise). NULL: any
+   * type. */
   bool (*accepts)(const cJSON *v);
   /* Scores one match: returns a score in [0, 1000] and may write a note.
    * Must be safe to call from several threads with the same state. */
   double (*score)(const void *state, const tally_prim_input_t *in,
                   tally_prim_note_t *note);
   void (*free)(void *state);
+  /* Whether v is of the type the primitive reads in the ground truth,
+   * when that differs from the answer's; NULL: as accepts. */
+  bool (*accepts_truth)(const cJSON *v);
 } tally_primitive_t;
 
 /* The built-ins, NULL-terminated, in the order of docs/challenges.md. */

@@ -194,7 +194,9 @@ static int score_dimension(const tally_scorecard_t *card, size_t i,
                dim->truth_field, dim->name);
       return TALLY_EJOB;
     }
-    if (p->accepts != NULL && !p->accepts(in.truth)) {
+    bool (*truth_ok)(const cJSON *) =
+        p->accepts_truth != NULL ? p->accepts_truth : p->accepts;
+    if (truth_ok != NULL && !truth_ok(in.truth)) {
       snprintf(err, errlen,
                "ground_truth.%s: of a type primitive %s does not read "
                "(dimension %s)",

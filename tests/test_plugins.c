@@ -182,6 +182,36 @@ Test(plugins, loads_every_plugin_of_a_folder) {
                                   err, sizeof(err));
   cr_assert_eq(rc, 0, "%s", err);
   cr_expect_not_null(tally_registry_find(&reg, "GroupMax"));
+  cr_expect_not_null(tally_registry_find_primitive(&reg, "keyword_ratio"));
+}
+
+/* ABI 3: a plugin adds a primitive, which an answer task's dimension then
+ * names (the example keyword_ratio). */
+Test(plugins, scores_an_answer_task_with_a_plugin_primitive) {
+  char err[512] = "";
+  cr_assert_eq(tally_plugins_load(&plugins, &reg,
+                                  TALLY_BINARY_DIR "/plugins/keywords.so", err,
+                                  sizeof(err)),
+               0, "%s", err);
+  static const char task_json[] =
+      "{\"name\": \"essay\", \"task_type\": \"answer\", \"scoring\": "
+      "{\"type\": \"deterministic\", \"dimensions\": [{\"name\": "
+      "\"analysis\", \"weight\": 1, \"primitive\": \"keyword_ratio\", "
+      "\"field\": \"text\", \"ground_truth_field\": \"keywords\"}]}, "
+      "\"ground_truth\": {\"keywords\": [\"Caesar\", \"shift\", "
+      "\"frequency\", \"key\"]}}";
+  tally_diag_t d;
+  tally_task_t *task = NULL;
+  tally_diag_init(&d, "essay.json");
+  cr_assert_eq(tally_task_parse(&reg, task_json, strlen(task_json), &d, &task),
+               0, "%s", d.count ? d.msgs[0] : "");
+  tally_diag_close(&d);
+  cJSON *r = ts_score(task, "{\"answer\": {\"text\": \"A caesar SHIFT of "
+                            "three, found by frequency analysis\"}}");
+  cr_assert_not_null(r);
+  cr_expect_eq(ts_num(r, "score"), 750);
+  cJSON_Delete(r);
+  tally_task_free(task);
 }
 
 Test(plugins, fails_on_a_missing_folder_naming_it) {
