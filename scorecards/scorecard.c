@@ -150,9 +150,16 @@ static int decode_dimension(tally_dimension_t *dim, const cJSON *v,
         (p != NULL && listed(p->params, m->string)))
       continue;
     old = tally_jpath_key(path, m->string);
+    char takes[128] = "no parameters";
+    size_t used = 0;
+    for (size_t i = 0; p != NULL && p->params != NULL && p->params[i] != NULL &&
+                       used < sizeof(takes);
+         i++)
+      used += (size_t)snprintf(takes + used, sizeof(takes) - used, "%s%s",
+                               i ? ", " : "", p->params[i]);
     rc = p != NULL
              ? tally_diag_add(d, path, "unknown key (primitive %s takes %s)",
-                              p->name, p->params ? "other parameters" : "none")
+                              p->name, takes)
              : tally_diag_add(d, path, "unknown key");
     tally_jpath_restore(path, old);
   }
