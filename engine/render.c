@@ -293,11 +293,8 @@ void tally_render_view_details(const tally_render_t *r, tally_buf_t *b,
     tally_buf_puts(b, "[]");
 }
 
-int tally_render_result(tally_render_t *r, tally_buf_t *b,
-                        const tally_task_t *task, const tally_job_t *job,
-                        const tally_result_t *res, const char *extra) {
-  if (reserve_spans(r, res) != 0)
-    return TALLY_ENOMEM;
+void tally_render_head(tally_buf_t *b, const tally_task_t *task,
+                       const tally_job_t *job) {
   tally_buf_putc(b, '{');
   if (job->submission != NULL) {
     put_key(b, "submission");
@@ -311,6 +308,14 @@ int tally_render_result(tally_render_t *r, tally_buf_t *b,
     put_key(b, "participant");
     tally_json_value(b, job->participant);
   }
+}
+
+int tally_render_result(tally_render_t *r, tally_buf_t *b,
+                        const tally_task_t *task, const tally_job_t *job,
+                        const tally_result_t *res, const char *extra) {
+  if (reserve_spans(r, res) != 0)
+    return TALLY_ENOMEM;
+  tally_render_head(b, task, job);
   put_num_member(b, "score", res->score, false);
   put_num_member(b, "max_score", task->max_score, false);
   put_num_member(b, "public_score", res->public_score, false);

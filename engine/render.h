@@ -43,6 +43,11 @@ void tally_render_view_details(const tally_render_t *r, tally_buf_t *b,
                                const tally_task_t *task,
                                const tally_result_t *res);
 
+/* Appends the start of a result object: {"submission" (when the job has
+ * one), "task" and "participant" (when the job has one). */
+void tally_render_head(tally_buf_t *b, const tally_task_t *task,
+                       const tally_job_t *job);
+
 /* Appends {"submission": ..., "error": msg} to b, with submission NULL
  * when unknown. */
 void tally_render_error(tally_buf_t *b, const cJSON *submission,

@@ -2,6 +2,7 @@
  * dimension, win, draw or loss, the warnings and the constraints it went
  * over. */
 #include "engine/render_answer.h"
+#include "engine/render.h"
 
 static void put_key(tally_buf_t *b, const char *key) {
   tally_buf_putc(b, '"');
@@ -74,19 +75,7 @@ static void put_warnings(tally_buf_t *b, const tally_card_result_t *cr) {
 int tally_render_answer(tally_buf_t *b, const tally_task_t *task,
                         const tally_job_t *job, const tally_result_t *res,
                         const tally_card_result_t *cr, const char *extra) {
-  tally_buf_putc(b, '{');
-  if (job->submission != NULL) {
-    put_key(b, "submission");
-    tally_json_value(b, job->submission);
-    tally_buf_putc(b, ',');
-  }
-  put_key(b, "task");
-  tally_json_str(b, task->name);
-  if (job->participant != NULL) {
-    tally_buf_putc(b, ',');
-    put_key(b, "participant");
-    tally_json_value(b, job->participant);
-  }
+  tally_render_head(b, task, job);
   put_num(b, "score", res->score);
   put_num(b, "max_score", task->max_score);
   put_num(b, "public_score", res->public_score);
