@@ -127,6 +127,19 @@ static int decode_match(tally_job_t *job, const cJSON *compilation,
                      job->evaluations != NULL ? "evaluations" : "compilation");
   if (job->ground_truth != NULL && !cJSON_IsObject(job->ground_truth))
     return job_error(err, errlen, "ground_truth: must be an object");
+  /* Objects compared as values need each key once (exact_match). */
+  static const char *const compared[] = {"answer", "ground_truth"};
+  const cJSON *roots[] = {job->answer, job->ground_truth};
+  for (size_t k = 0; k < 2; k++) {
+    tally_jpath_t at;
+    tally_jpath_init(&at);
+    tally_jpath_key(&at, compared[k]);
+    bool oom = false;
+    if (roots[k] != NULL && tally_json_find_duplicate(roots[k], &at, &oom))
+      return job_verror_path(err, errlen, &at, "key appears twice");
+    if (oom)
+      return job_error(err, errlen, "out of memory");
+  }
   if (time_used != NULL) {
     if (!cJSON_IsNumber(time_used))
       return job_error(err, errlen, "time_used: must be a number (seconds)");

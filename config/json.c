@@ -139,6 +139,53 @@ static bool find_overflow(const cJSON *root, tally_jpath_t *path) {
   return false;
 }
 
+static int cmp_member(const void *a, const void *b) {
+  return strcmp((*(const cJSON *const *)a)->string,
+                (*(const cJSON *const *)b)->string);
+}
+
+bool tally_json_find_duplicate(const cJSON *root, tally_jpath_t *path,
+                               bool *oom) {
+  *oom = false;
+  if (cJSON_IsObject(root) && root->child != NULL) {
+    size_t n = (size_t)cJSON_GetArraySize(root);
+    const cJSON **m = malloc(n * sizeof(*m));
+    if (m == NULL) {
+      *oom = true;
+      return false;
+    }
+    size_t i = 0;
+    for (const cJSON *c = root->child; c != NULL; c = c->next)
+      m[i++] = c;
+    /* Sorted by key, in O(n log n): a key given twice lies next to
+     * itself. */
+    qsort(m, n, sizeof(*m), cmp_member);
+    const char *twice = NULL;
+    for (i = 1; i < n && twice == NULL; i++)
+      if (strcmp(m[i - 1]->string, m[i]->string) == 0)
+        twice = m[i]->string;
+    free(m);
+    if (twice != NULL) {
+      tally_jpath_key(path, twice);
+      return true;
+    }
+  }
+  size_t i = 0;
+  for (const cJSON *c = root ? root->child : NULL; c != NULL;
+       c = c->next, i++) {
+    if (c->child == NULL)
+      continue;
+    size_t old = cJSON_IsObject(root) ? tally_jpath_key(path, c->string)
+                                      : tally_jpath_index(path, i);
+    if (tally_json_find_duplicate(c, path, oom))
+      return true;
+    if (*oom)
+      return false;
+    tally_jpath_restore(path, old);
+  }
+  return false;
+}
+
 bool tally_json_find_overflow(const cJSON *root, tally_jpath_t *path) {
   return has_overflow(root) && find_overflow(root, path);
 }

@@ -33,6 +33,13 @@ bool tally_json_too_deep(const char *text, size_t len);
 struct tally_jpath_s;
 bool tally_json_find_overflow(const cJSON *root, struct tally_jpath_s *path);
 
+/* Finds the first object under root (root included, depth first) that
+ * holds a key twice. Returns true with the path of the second one in
+ * path (which starts at root's own path), or false, or false with *oom
+ * set when memory ran out. */
+bool tally_json_find_duplicate(const cJSON *root, struct tally_jpath_s *path,
+                               bool *oom);
+
 /* The message for such a number. */
 #define TALLY_JSON_OVERFLOW                                                    \
   "number out of range (a double holds at most about 1.8e308)"

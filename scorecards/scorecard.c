@@ -1,5 +1,6 @@
 /* Decoding a challenge's scorecard from its task config, strictly. */
 #include "scorecards/scorecard.h"
+#include "config/json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -380,8 +381,12 @@ int tally_scorecard_parse(const cJSON *root, tally_prim_find_t find,
   const cJSON *gt = cJSON_GetObjectItemCaseSensitive(root, "ground_truth");
   if (gt != NULL) {
     tally_jpath_key(&path, "ground_truth");
+    bool oom = false;
     if (!cJSON_IsObject(gt))
       rc = tally_diag_add(d, &path, "must be an object");
+    else if (tally_json_find_duplicate(gt, &path, &oom) || oom)
+      rc =
+          tally_diag_add(d, &path, oom ? "out of memory" : "key appears twice");
     else if ((card->ground_truth = cJSON_Duplicate(gt, true)) == NULL)
       rc = tally_diag_add(d, &path, "out of memory");
     tally_jpath_init(&path);

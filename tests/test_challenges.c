@@ -189,6 +189,9 @@ Test(challenges, dimensions_are_refused_with_their_paths) {
                "task.json: scoring: only an answer task");
   expect_error("{\"name\": \"t\", \"task_type\": \"answer\"}",
                "task.json: scoring: is missing");
+  expect_dims_error(EXACT("a", "1"),
+                    ", \"ground_truth\": {\"x\": {\"y\": 1, \"y\": 2}}",
+                    "task.json: ground_truth.x.y: key appears twice");
   expect_error("{\"name\": \"t\", \"testcases\": {\"a\": true}}",
                "task.json: score_type: is missing");
 }
@@ -350,6 +353,11 @@ Test(challenges, malformed_jobs_are_job_errors) {
        "attempt: must be a whole number"},
       {"{\"submission\": 1, \"answer\": {}, \"verified\": 1}",
        "verified: must be true or false"},
+      {"{\"submission\": 1, \"answer\": {\"x\": [{\"k\": 1, \"k\": 1}]}}",
+       "answer.x[0].k: key appears twice"},
+      {"{\"submission\": 1, \"answer\": {}, \"ground_truth\": {\"x\": 1, "
+       "\"x\": 2}}",
+       "ground_truth.x: key appears twice"},
   };
   for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
     cJSON *r = ts_run(t, jobs[i][0]);
