@@ -1,5 +1,6 @@
 /* Decoding a challenge's scorecard from its task config, strictly. */
 #include "scorecards/scorecard.h"
+#include "config/cfg.h"
 #include "config/json.h"
 
 #include <math.h>
@@ -49,20 +50,6 @@ static bool listed(const char *const *list, const char *s) {
   return false;
 }
 
-/* Reports the members of obj that appear twice. */
-static int duplicates(const cJSON *obj, tally_diag_t *d, tally_jpath_t *path) {
-  int rc = 0;
-  for (const cJSON *m = obj->child; m != NULL; m = m->next)
-    for (const cJSON *k = obj->child; k != m; k = k->next)
-      if (strcmp(k->string, m->string) == 0) {
-        size_t old = tally_jpath_key(path, m->string);
-        rc = tally_diag_add(d, path, "key appears twice");
-        tally_jpath_restore(path, old);
-        break;
-      }
-  return rc;
-}
-
 /* A name of a dimension: ^[a-z][a-z0-9_]*$. */
 static bool good_name(const char *s) {
   if (!(s[0] >= 'a' && s[0] <= 'z'))
@@ -105,7 +92,12 @@ static int decode_dimension(tally_dimension_t *dim, const cJSON *v,
                             tally_diag_t *d, tally_jpath_t *path) {
   if (!cJSON_IsObject(v))
     return tally_diag_add(d, path, "must be an object");
-  int rc = duplicates(v, d, path);
+  int rc = 0;
+  size_t mark = path->len;
+  bool oom = false;
+  if (tally_json_find_duplicate(v, path, &oom) || oom)
+    rc = tally_diag_add(d, path, oom ? "out of memory" : "key appears twice");
+  tally_jpath_restore(path, mark);
   rc |= string_member(v, "name", &dim->name, true, d, path);
   if (dim->name != NULL && !good_name(dim->name)) {
     size_t old = tally_jpath_key(path, "name");
@@ -235,66 +227,73 @@ static int decode_dimensions(tally_scorecard_t *card, const cJSON *dims,
   return rc;
 }
 
+static const tally_cfg_key_t scoring_keys[] = {
+    {.name = "type"},
+    {.name = "dimensions", .flags = TALLY_CFG_REQUIRED},
+    {.name = NULL},
+};
+
 static int decode_scoring(tally_scorecard_t *card, const cJSON *s,
                           tally_prim_find_t find, const void *ctx,
                           tally_diag_t *d, tally_jpath_t *path) {
+  const cJSON *found[2];
+  int rc = tally_cfg_decode(scoring_keys, s, NULL, d, path, found);
   if (!cJSON_IsObject(s))
-    return tally_diag_add(d, path, "must be an object");
-  int rc = duplicates(s, d, path);
-  for (const cJSON *m = s->child; m != NULL; m = m->next) {
-    size_t old = tally_jpath_key(path, m->string);
-    if (strcmp(m->string, "type") == 0) {
-      if (!cJSON_IsString(m) || strcmp(m->valuestring, "deterministic") != 0)
-        rc = tally_diag_add(d, path, "must be \"deterministic\"");
-    } else if (strcmp(m->string, "dimensions") != 0) {
-      rc = tally_diag_add(d, path, "unknown key");
-    }
+    return rc;
+  const cJSON *type = found[0], *dims = found[1];
+  if (type != NULL &&
+      (!cJSON_IsString(type) || strcmp(type->valuestring, "deterministic"))) {
+    size_t old = tally_jpath_key(path, "type");
+    rc = tally_diag_add(d, path, "must be \"deterministic\"");
     tally_jpath_restore(path, old);
   }
-  const cJSON *dims = cJSON_GetObjectItemCaseSensitive(s, "dimensions");
-  size_t old = tally_jpath_key(path, "dimensions");
-  if (dims == NULL)
-    rc = tally_diag_add(d, path, "is missing");
-  else
+  if (dims != NULL) {
+    size_t old = tally_jpath_key(path, "dimensions");
     rc |= decode_dimensions(card, dims, find, ctx, d, path);
-  tally_jpath_restore(path, old);
+    tally_jpath_restore(path, old);
+  }
   return rc;
 }
 
-/* A finite number at least min (or above it, when open) into *out. */
-static int number_at(const cJSON *v, double min, bool open, double *out,
-                     const char *what, tally_diag_t *d, tally_jpath_t *path) {
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < min ||
-      (open && v->valuedouble == min))
-    return tally_diag_add(d, path, "must be %s", what);
-  *out = v->valuedouble;
-  return 0;
-}
+static const tally_cfg_key_t constraint_keys[] = {
+    {.name = "time_limit_secs"},
+    {.name = "token_budget"},
+    {.name = "max_llm_calls"},
+    {.name = NULL},
+};
 
 static int decode_constraints(tally_scorecard_t *card, const cJSON *c,
                               tally_diag_t *d, tally_jpath_t *path) {
+  const cJSON *found[3];
+  int rc = tally_cfg_decode(constraint_keys, c, NULL, d, path, found);
   if (!cJSON_IsObject(c))
-    return tally_diag_add(d, path, "must be an object");
-  int rc = duplicates(c, d, path);
-  for (const cJSON *m = c->child; m != NULL; m = m->next) {
-    size_t old = tally_jpath_key(path, m->string);
-    if (strcmp(m->string, "time_limit_secs") == 0)
-      rc |= number_at(m, 0, true, &card->time_limit_secs,
-                      "a positive number of seconds", d, path);
-    else if (strcmp(m->string, "token_budget") == 0)
-      rc |= number_at(m, 0, true, &card->token_budget,
-                      "a positive number of tokens", d, path);
-    else if (strcmp(m->string, "max_llm_calls") == 0)
-      rc |= number_at(m, 0, true, &card->max_llm_calls,
-                      "a positive number of calls", d, path);
+    return rc;
+  double *slots[] = {&card->time_limit_secs, &card->token_budget,
+                     &card->max_llm_calls};
+  static const char *const what[] = {"seconds", "tokens", "calls"};
+  for (size_t i = 0; i < 3; i++) {
+    const cJSON *v = found[i];
+    if (v == NULL)
+      continue;
+    size_t old = tally_jpath_key(path, constraint_keys[i].name);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+      rc = tally_diag_add(d, path, "must be a positive number of %s", what[i]);
     else
-      rc = tally_diag_add(d, path,
-                          "unknown key (constraints are time_limit_secs, "
-                          "token_budget and max_llm_calls)");
+      *slots[i] = v->valuedouble;
     tally_jpath_restore(path, old);
   }
   return rc;
 }
+
+static const tally_cfg_key_t format_keys[] = {
+    {.name = "type",
+     .set = tally_cfg_set_enum,
+     .offset = offsetof(tally_format_field_t, kind),
+     .flags = TALLY_CFG_REQUIRED,
+     .choices = kind_names},
+    {.name = "required"},
+    {.name = NULL},
+};
 
 static int decode_format(tally_scorecard_t *card, const cJSON *f,
                          tally_diag_t *d, tally_jpath_t *path) {
@@ -302,49 +301,24 @@ static int decode_format(tally_scorecard_t *card, const cJSON *f,
     return tally_diag_add(d, path,
                           "must be an object mapping answer fields "
                           "to {\"type\", \"required\"}");
-  int rc = duplicates(f, d, path);
+  bool oom = false;
+  if (tally_json_find_duplicate(f, path, &oom) || oom)
+    return tally_diag_add(d, path, oom ? "out of memory" : "key appears twice");
   int n = cJSON_GetArraySize(f);
   card->format = calloc(n > 0 ? (size_t)n : 1, sizeof(*card->format));
   if (card->format == NULL)
     return tally_diag_add(d, path, "out of memory");
+  int rc = 0;
   for (const cJSON *m = f->child; m != NULL; m = m->next) {
     size_t old = tally_jpath_key(path, m->string);
     tally_format_field_t *ff = &card->format[card->nformat];
-    int frc = 0;
-    const cJSON *type = NULL, *req = NULL;
-    if (!cJSON_IsObject(m)) {
-      frc =
-          tally_diag_add(d, path, "must be {\"type\": T, \"required\": bool}");
-    } else {
-      frc |= duplicates(m, d, path);
-      for (const cJSON *k = m->child; k != NULL; k = k->next) {
-        size_t o2 = tally_jpath_key(path, k->string);
-        if (strcmp(k->string, "type") == 0)
-          type = k;
-        else if (strcmp(k->string, "required") == 0)
-          req = k;
-        else
-          frc = tally_diag_add(d, path, "unknown key");
-        tally_jpath_restore(path, o2);
-      }
-      size_t o2 = tally_jpath_key(path, "type");
-      int kind = -1;
-      for (int i = 0; type != NULL && cJSON_IsString(type) && kind_names[i];
-           i++)
-        if (strcmp(kind_names[i], type->valuestring) == 0)
-          kind = i;
-      if (type == NULL)
-        frc = tally_diag_add(d, path, "is missing");
-      else if (kind < 0)
-        frc = tally_diag_add(d, path,
-                             "must be \"string\", \"number\", \"boolean\", "
-                             "\"array\" or \"object\"");
-      ff->kind = (tally_json_kind_t)(kind < 0 ? 0 : kind);
-      tally_jpath_restore(path, o2);
-      o2 = tally_jpath_key(path, "required");
-      if (req != NULL && !cJSON_IsBool(req))
+    const cJSON *found[2];
+    int frc = tally_cfg_decode(format_keys, m, ff, d, path, found);
+    if (found[1] != NULL) {
+      size_t o2 = tally_jpath_key(path, "required");
+      if (!cJSON_IsBool(found[1]))
         frc = tally_diag_add(d, path, "must be true or false");
-      ff->required = cJSON_IsTrue(req);
+      ff->required = cJSON_IsTrue(found[1]);
       tally_jpath_restore(path, o2);
     }
     if (frc == 0 && (ff->name = strdup(m->string)) != NULL)
