@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "fuzz_reply.h"
 
 /* Makes UBSan reports fatal, so libFuzzer counts them as crashes. */
 const char *__ubsan_default_options(void);
@@ -72,15 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (rc != 0 && rc != TALLY_EJOB)
     abort();
   /* Whatever the job, the reply is exactly one JSON object. */
-  if (out.data == NULL || out.len == 0 || strlen(out.data) != out.len)
-    abort();
-  const char *end = NULL;
-  cJSON *reply = cJSON_ParseWithLengthOpts(out.data, out.len, &end, 0);
-  if (reply == NULL || !cJSON_IsObject(reply) ||
-      (size_t)(end - out.data) != out.len) {
-    fprintf(stderr, "invalid reply: %s\n", out.data);
-    abort();
-  }
+  cJSON *reply = fuzz_reply(&out);
   cJSON_Delete(reply);
   return 0;
 }
