@@ -65,6 +65,8 @@ void cli_json_string(tally_buf_t *b, const char *name, const char *s);
  * follow a stream or wait. */
 extern volatile sig_atomic_t cli_stop_requested;
 void cli_on_stop_signal(int sig);
+/* Installs cli_on_stop_signal for SIGINT and SIGTERM. */
+void cli_catch_stop_signals(void);
 
 /* The commands that talk to tallyd's Redis (submit, status, results,
  * rescore, ranking, reload) use hiredis's blocking API. */

@@ -135,3 +135,10 @@ void cli_on_stop_signal(int sig) {
   (void)sig;
   cli_stop_requested = 1;
 }
+
+void cli_catch_stop_signals(void) {
+  struct sigaction sa = {.sa_handler = cli_on_stop_signal};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}

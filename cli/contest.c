@@ -267,10 +267,7 @@ int cmd_rescore(int argc, char **argv) {
     return status;
   }
 
-  struct sigaction sa = {.sa_handler = cli_on_stop_signal};
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  cli_catch_stop_signals();
 
   rescore_cli_t rc = {.bar = isatty(STDERR_FILENO) == 1, .json = json};
   tally_buf_init(&rc.changes);
@@ -704,10 +701,7 @@ int cmd_reload(int argc, char **argv) {
     return status;
   }
 
-  struct sigaction sa = {.sa_handler = cli_on_stop_signal};
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  cli_catch_stop_signals();
   bool bar = isatty(STDERR_FILENO) == 1, drawn = false;
   struct timeval t0, t;
   gettimeofday(&t0, NULL);

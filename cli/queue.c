@@ -498,10 +498,7 @@ int cmd_results(int argc, char **argv) {
       status = EXIT_CONFIG;
     }
   }
-  struct sigaction sa = {.sa_handler = cli_on_stop_signal};
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  cli_catch_stop_signals();
 
   tally_buf_t b;
   tally_buf_init(&b);
