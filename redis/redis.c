@@ -319,12 +319,13 @@ int tally_redis_credentials(const char *url, const char *password_file,
   }
   if (rc != 0)
     return rc;
-  char plain[1024];
-  redact(url, plain, sizeof(plain), NULL);
-  if ((*clean = strdup(plain)) == NULL) {
+  /* Taking the password out never lengthens the URL. */
+  size_t cap = strlen(url) + 1;
+  if ((*clean = malloc(cap)) == NULL) {
     snprintf(err, errlen, "out of memory");
     return TALLY_ENOMEM;
   }
+  redact(url, *clean, cap, NULL);
   return 0;
 }
 

@@ -314,6 +314,20 @@ Test(redis, moves_the_password_out_of_the_url_into_the_environment) {
   cr_expect_str_eq(clean, "redis://127.0.0.1");
   free(clean);
 
+  /* A URL longer than any fixed buffer (a 2,000-byte user name) keeps its
+   * tail: the clean URL still names the host. */
+  char longurl[2100], want[2100];
+  memset(want, 0, sizeof(want));
+  strcpy(longurl, "redis://");
+  memset(longurl + 8, 'u', 2000);
+  strcpy(longurl + 2008, ":pw@127.0.0.1:7/3");
+  memcpy(want, longurl, 2008);
+  strcpy(want + 2008, "@127.0.0.1:7/3");
+  cr_assert_eq(tally_redis_credentials(longurl, NULL, &clean, err, sizeof(err)),
+               0, "%s", err);
+  cr_expect_str_eq(clean, want);
+  free(clean);
+
   /* From a file: its first line. Given twice: an error. */
   char path[] = "/tmp/tally-pw-XXXXXX";
   int fd = mkstemp(path);
