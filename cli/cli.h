@@ -103,4 +103,8 @@ const redisReply *cli_field(const redisReply *a, const char *name);
 long long cli_int_field(const redisReply *a, const char *name, long long dflt);
 const char *cli_str_of(const redisReply *v);
 
+/* Prints the Elo ratings of contest (tally ranking --by elo), as a table
+ * or JSON. Returns 0, or an exit status (printed). */
+int cli_ranking_elo(remote_t *r, const char *contest, bool json);
+
 #endif

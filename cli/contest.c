@@ -548,7 +548,7 @@ static void ranking_free(ranking_t *rk) {
 
 int cmd_ranking(int argc, char **argv) {
   remote_t r;
-  const char *contest = NULL;
+  const char *contest = NULL, *by = NULL;
   bool public = false, json = false;
   remote_init(&r);
   for (int i = 0; i < argc; i++) {
@@ -562,12 +562,32 @@ int cmd_ranking(int argc, char **argv) {
     else if (strcmp(argv[i], "--public") == 0)
     public = true;
     else if (strcmp(argv[i], "--json") == 0) json = true;
+    else if (strcmp(argv[i], "--by") == 0 && i + 1 < argc && !by) by =
+        argv[++i];
     else goto bad_usage;
   }
   if (contest == NULL)
     goto bad_usage;
+  bool elo = by != NULL && strcmp(by, "elo") == 0;
+  if (by != NULL && !elo && strcmp(by, "score") != 0) {
+    fprintf(stderr,
+            "tally: --by %s: a ranking is by score (the default) or "
+            "by elo\n",
+            by);
+    return EXIT_CONFIG;
+  }
+  if (elo && public) {
+    fprintf(stderr, "tally: --public: a contest has one Elo rating per "
+                    "participant, not a public and a private one\n");
+    return EXIT_CONFIG;
+  }
   ranking_t rk = {0};
   int status = remote_open(&r) != 0 ? EXIT_JOB_FAILED : 0;
+  if (status == 0 && elo) {
+    status = cli_ranking_elo(&r, contest, json);
+    remote_close(&r);
+    return cli_flush_stdout(status, "the ranking");
+  }
   if (status == 0)
     status = ranking_read(&r, contest, public, &rk);
   if (status == 0 && json) {

@@ -24,7 +24,8 @@ static const cli_command_t commands[] = {
      "rescore [REDIS] --tasks DIR [--plugins DIR] SELECTION\n"
      "                     [--dry-run] [--threads N] [--wait SECONDS] "
      "[--json]"},
-    {"ranking", cmd_ranking, "ranking [REDIS] --contest C [--public] [--json]"},
+    {"ranking", cmd_ranking,
+     "ranking [REDIS] --contest C [--public | --by elo] [--json]"},
     {"reload", cmd_reload,
      "reload (--pid N | --pidfile FILE) [REDIS] [--wait SECONDS]"},
 };

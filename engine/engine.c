@@ -182,8 +182,11 @@ int tally_engine_summary(tally_engine_t *e, tally_buf_t *out) {
   int rc = check_scored(e);
   if (rc != 0)
     return rc;
+  const char *match =
+      e->task->card != NULL ? tally_match_result_name(e->card.result) : NULL;
   return tally_views_summary(out, e->task, &e->job, &e->res,
-                             task_version(e, e->task), e->err, sizeof(e->err));
+                             task_version(e, e->task), match, e->err,
+                             sizeof(e->err));
 }
 
 int tally_engine_unscored(tally_engine_t *e, tally_buf_t *out) {

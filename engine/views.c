@@ -2,6 +2,7 @@
 #include "engine/views.h"
 
 #include "contest/scoremode.h"
+#include "scorecards/scorecard.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -103,7 +104,8 @@ int tally_views_unscored(tally_buf_t *b, const tally_task_t *task,
 
 int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
                         const tally_job_t *job, const tally_result_t *res,
-                        const char *version, char *err, size_t errlen) {
+                        const char *version, const char *match, char *err,
+                        size_t errlen) {
   if (!tally_views_wanted(job))
     return 0;
   tally_submission_t s;
@@ -133,6 +135,17 @@ int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
   put_bool(b, "compiled", !s.priv.not_compiled);
   put_subtasks(b, "subtasks", &s.priv);
   put_subtasks(b, "public_subtasks", &s.pub);
+  if (match != NULL) {
+    put_key(b, "match", false);
+    tally_buf_putc(b, '{');
+    put_key(b, "result", true);
+    tally_json_str(b, match);
+    put_num(b, "opponent", task->card->difficulty);
+    put_bool(b, "verified", job->verified);
+    put_num(b, "attempt", job->attempt);
+    put_bool(b, "memoryless", job->memoryless);
+    tally_buf_putc(b, '}');
+  }
   tally_buf_putc(b, '}');
   tally_submission_close(&s);
   if (b->oom) {

@@ -17,14 +17,18 @@ void tally_views_id(tally_buf_t *b, const cJSON *id);
 
 /* Appends the summary of job, scored with task into res, to b (compact
  * JSON, members in the order of docs/contest.md), with version as the
- * task config's version. Appends nothing when tally_views_wanted is
+ * task config's version. match is the match's result ("win", "draw" or
+ * "loss") of an answer task, which adds the "match" member Elo ratings
+ * read (docs/challenges.md), or NULL. Appends nothing when
+ * tally_views_wanted is
  * false. Returns 0; TALLY_EJOB with err naming the key when timestamp,
  * official or tokened has the wrong type (which a job tally_job_parse
  * accepted never has); or TALLY_ENOMEM. On error b is cut back to its
  * length on entry. */
 int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
                         const tally_job_t *job, const tally_result_t *res,
-                        const char *version, char *err, size_t errlen);
+                        const char *version, const char *match, char *err,
+                        size_t errlen);
 
 /* Appends the summary of job as an unscored submission of task to b:
  * {"submission","participant","contest","task","timestamp","official",

@@ -96,7 +96,7 @@ local function ident(s)
   local c = idtext(s.contest) or 'default'
   local cu = enc(c) .. ':' .. enc(u)
   return {c = c, u = u, t = t, pk = P .. ':pt:' .. cu .. ':' .. enc(t),
-          tk = P .. ':taskscores:' .. cu}
+          tk = P .. ':taskscores:' .. cu, s = s}
 end
 
 local function same(a, b)
@@ -526,6 +526,168 @@ local function totals(d)
   redis.call('ZADD', rk .. ':public', num(ps), d.u)
 end
 
+-- Elo ratings (docs/challenges.md). A participant's rating in a contest
+-- is a pure function of their rated matches: the official, scored
+-- summaries with a "match" member. <p>:matches:<enc c>:<enc u> keeps
+-- them (submission id -> match text), and every change to it replays
+-- them in (timestamp, submission id) order into <p>:elo:<enc c>:<enc u>
+-- and the contest's rating ranking <p>:elo:<enc c>; a new match later
+-- than all the others is played on the stored rating instead, which is
+-- the same arithmetic.
+local ELO_START, ELO_FLOOR = 1000, 100
+local RESULT_S = {win = 1, draw = 0.5, loss = 0}
+
+-- The match text of summary s: 'timestamp result opponent verified
+-- attempt memoryless' (numbers as num writes them, flags 1 or 0), or
+-- nil when s is not a rated match.
+local function match_text(s)
+  local m = s.match
+  if type(m) ~= 'table' or s.official == false or not is_scored(s) or
+     type(s.timestamp) ~= 'number' or not fin(s.timestamp) or
+     not RESULT_S[m.result] or type(m.opponent) ~= 'number' or
+     not fin(m.opponent) then
+    return nil
+  end
+  local att = type(m.attempt) == 'number' and m.attempt or 0
+  return num(s.timestamp) .. ' ' .. m.result .. ' ' .. num(m.opponent) ..
+    ' ' .. (m.verified == true and '1' or '0') .. ' ' .. num(att) ..
+    ' ' .. (m.memoryless == true and '1' or '0')
+end
+
+-- The match of submission id from its text t, or nil.
+local function parse_match(id, t)
+  local ts, r, opp, ver, att, mem =
+    string.match(t, '^(%S+) (%a+) (%S+) ([01]) (%S+) ([01])$')
+  ts, opp, att = tonumber(ts), tonumber(opp), tonumber(att)
+  if not ts or not RESULT_S[r] or not opp or not att then return nil end
+  return {id = id, ts = ts, s = RESULT_S[r], opp = opp, ver = ver == '1',
+          att = att, mem = mem == '1'}
+end
+
+-- Plays match m on rating state st, as tally_elo_play (contest/elo.c).
+local function play(st, m)
+  local r = st.rating
+  local e = 1 / (1 + 10 ^ ((m.opp - r) / 400))
+  local k = 32
+  if st.matches >= 30 then k = 16 end
+  local change = math.floor(r + k * (m.s - e) + 0.5) - r
+  if m.ver and change > 0 then
+    local f = 1.1
+    if m.att == 1 and m.mem then f = 1.2 end
+    change = math.floor(change * f + 0.5)
+  end
+  st.rating = math.max(ELO_FLOOR, r + change)
+  st.matches = st.matches + 1
+  if m.s >= 1 then
+    st.wins = st.wins + 1
+  elseif m.s > 0 then
+    st.draws = st.draws + 1
+  else
+    st.losses = st.losses + 1
+  end
+  st.ts, st.id = m.ts, m.id
+end
+
+-- The ratings to be recomputed, each once, and the rating events that
+-- wait for the scripts' other events (announce).
+local rerated, rerated_list, rating_events = {}, {}, {}
+
+-- Marks the rating of d's participant in d's contest to be recomputed.
+-- S and m, when given, say that the one change to its matches is the
+-- new match S with text m; a rating touched twice is replayed.
+local function rerate(d, S, m)
+  local cu = enc(d.c) .. ':' .. enc(d.u)
+  local r = rerated[cu]
+  if r then
+    r.add = nil
+    return
+  end
+  r = {c = d.c, u = d.u, mk = P .. ':matches:' .. cu,
+       rk = P .. ':elo:' .. cu, zk = P .. ':elo:' .. enc(d.c), add = S,
+       addm = m}
+  rerated[cu] = r
+  rerated_list[#rerated_list + 1] = r
+end
+
+-- Keeps submission S's match text m (nil: none) among d's participant's
+-- matches in d's contest.
+local function keep_match(d, S, m)
+  local mk = P .. ':matches:' .. enc(d.c) .. ':' .. enc(d.u)
+  local prev = redis.call('HGET', mk, S) or nil
+  if prev == m then return end
+  if m then
+    redis.call('HSET', mk, S, m)
+  else
+    redis.call('HDEL', mk, S)
+  end
+  if m and not prev then
+    rerate(d, S, m)
+  else
+    rerate(d)
+  end
+end
+
+-- Recomputes rating r (rerate) and stores it; queues a rating event
+-- when the rating changed, appeared or went.
+local function rate(r)
+  local cur = redis.call('HMGET', r.rk, 'rating', 'matches', 'wins',
+                         'draws', 'losses', 'timestamp', 'last')
+  local prev, st = tonumber(cur[1]), nil
+  if r.add and prev then
+    st = {rating = prev, matches = tonumber(cur[2]),
+          wins = tonumber(cur[3]), draws = tonumber(cur[4]),
+          losses = tonumber(cur[5]), ts = tonumber(cur[6]), id = cur[7]}
+    local m = parse_match(r.add, r.addm)
+    if m and st.matches and st.wins and st.draws and st.losses and
+       st.ts and st.id and later(m.ts, m.id, st.ts, st.id) and
+       redis.call('HLEN', r.mk) == st.matches + 1 then
+      play(st, m)
+    else
+      st = nil
+    end
+  end
+  if not st then
+    local flat = redis.call('HGETALL', r.mk)
+    local ms = {}
+    for j = 1, #flat, 2 do
+      ms[#ms + 1] = parse_match(flat[j], flat[j + 1])
+    end
+    table.sort(ms, function(a, b) return later(b.ts, b.id, a.ts, a.id) end)
+    st = {rating = ELO_START, matches = 0, wins = 0, draws = 0,
+          losses = 0}
+    for _, m in ipairs(ms) do play(st, m) end
+  end
+  if st.matches == 0 then
+    redis.call('DEL', r.rk)
+    redis.call('ZREM', r.zk, r.u)
+  else
+    redis.call('HSET', r.rk, 'rating', num(st.rating), 'matches',
+               st.matches, 'wins', st.wins, 'draws', st.draws, 'losses',
+               st.losses, 'timestamp', num(st.ts), 'last', st.id)
+    redis.call('ZADD', r.zk, num(st.rating), r.u)
+  end
+  local now = st.matches > 0 and st.rating or nil
+  if now ~= prev then
+    local ev = '{"type":"rating","contest":' .. str(r.c) ..
+      ',"participant":' .. str(r.u) .. ',"rating":' ..
+      (now and num(now) or 'null') .. ',"previous":' ..
+      (prev and num(prev) or 'null') .. ',"matches":' .. st.matches ..
+      ',"wins":' .. st.wins .. ',"draws":' .. st.draws .. ',"losses":' ..
+      st.losses .. '}'
+    rating_events[#rating_events + 1] = {c = r.c, ev = ev}
+  end
+end
+
+-- Writes the rating events that wait on <p>:public and publishes them,
+-- after the events of the scores that moved them.
+local function announce()
+  for _, e in ipairs(rating_events) do
+    redis.call('XADD', P .. ':public', '*', 'event', e.ev)
+    redis.call('PUBLISH', P .. ':events:' .. e.c, e.ev)
+  end
+  rating_events = {}
+end
+
 -- The places whose task scores are to be recomputed, each once.
 local dirty, dirty_list = {}, {}
 
@@ -555,7 +717,8 @@ local function flush()
       totals(d)
     end
   end
-  dirty, dirty_list = {}, {}
+  for _, r in ipairs(rerated_list) do rate(r) end
+  dirty, dirty_list, rerated, rerated_list = {}, {}, {}, {}
   return res
 end
 
@@ -563,6 +726,13 @@ end
 -- keeping the index sets. Returns 1 when new's pt hash had no field S
 -- before, else 0.
 local function place(S, old, new, value)
+  local om = old and type(old.s.match) == 'table'
+  if om and not (new and new.c == old.c and new.u == old.u) then
+    keep_match(old, S, nil)
+  end
+  if new and (om or type(new.s.match) == 'table') then
+    keep_match(new, S, match_text(new.s))
+  end
   if old and not same(old, new) then
     redis.call('HDEL', old.pk, S)
     for k, name in pairs({c = 'contest', u = 'participant',

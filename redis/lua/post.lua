@@ -66,6 +66,7 @@ local function post_result(rec, job, id, body, text, pubv, fullv)
       place(S, old, nil)
       touch(old)
       flush()
+      announce()
     end
     return 1
   end
@@ -89,6 +90,7 @@ local function post_result(rec, job, id, body, text, pubv, fullv)
   if tok then view = fullv end
   if view == '' then view = brief(s, tok) end
   publish('score', new, S, tok, view, ts)
+  announce()
   return code
 end
 
@@ -113,6 +115,7 @@ local function post_dead(job, id, err, text)
   touch(old)
   touch(new)
   flush()
+  announce()
 end
 
 -- Applies a token, or keeps it until the submission is scored. Returns
@@ -190,6 +193,7 @@ local function post_token(rec, _, id, body, text, fullv)
       if fullv == '' then fullv = brief(st, true) end
       publish('token', new, S, true, fullv, ts)
     end
+    announce()
   end
   redis.call('XADD', KEYS[2], '*', 'token', '{"submission":' ..
              str(S) .. ',"id":' .. str(id) .. ',"state":' ..

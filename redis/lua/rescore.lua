@@ -77,4 +77,5 @@ local tss = flush()
 for _, e in ipairs(evs) do
   publish('rescore', e.d, e.S, e.tok, e.view, tss[e.d.pk])
 end
+announce()
 return out
