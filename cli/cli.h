@@ -1,12 +1,14 @@
 /* What the tally command's parts share: the exit codes, loading task
  * configs, reading JSON Lines, the Redis connection of the commands that
  * talk to tallyd's Redis, and each command's entry point. One file per
- * group of commands: offline.c (score, check), queue.c (submit, status,
- * results), contest.c (rescore, ranking, reload); main.c dispatches. */
+ * group of commands: offline.c (score, check) with offline_elo.c (score
+ * --elo), queue.c (submit, status, results), contest.c (rescore, ranking,
+ * reload) with elo.c (ranking --by elo); main.c dispatches. */
 #ifndef TALLY_CLI_H
 #define TALLY_CLI_H
 
 #include "config/jsonw.h"
+#include "engine/engine.h"
 #include "engine/plugins.h"
 #include "engine/taskset.h"
 
@@ -102,6 +104,12 @@ redisReply *cli_expect(remote_t *r, redisReply *reply, int type,
 const redisReply *cli_field(const redisReply *a, const char *name);
 long long cli_int_field(const redisReply *a, const char *name, long long dflt);
 const char *cli_str_of(const redisReply *v);
+
+/* Scores the job files (stdin when there are none) with e and prints the
+ * Elo ratings their matches give, a JSON line per participant and contest
+ * (tally score --elo). Returns the exit status. */
+int cli_score_elo(tally_engine_t *e, int nfiles, char **files,
+                  tally_buf_t *out);
 
 /* Prints the Elo ratings of contest (tally ranking --by elo), as a table
  * or JSON. Returns 0, or an exit status (printed). */

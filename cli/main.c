@@ -13,8 +13,9 @@ typedef struct cli_command_s {
 
 static const cli_command_t commands[] = {
     {"score", cmd_score,
-     "score (--task FILE | --tasks DIR) [--plugins DIR] [--mode MODE] "
-     "[JOBS...]"},
+     "score (--task FILE | --tasks DIR) [--plugins DIR] [--mode MODE | "
+     "--elo]\n"
+     "                     [JOBS...]"},
     {"check", cmd_check, "check [--plugins DIR] FILE|DIR..."},
     {"submit", cmd_submit, "submit [REDIS] [--ids] [FILE...]"},
     {"status", cmd_status, "status [REDIS] [--json]"},
@@ -44,6 +45,8 @@ static const char notes[] =
     "MODE: max, max_subtask or max_tokened_last: print one participant's "
     "task\n"
     "       score over the jobs instead of each job's result\n"
+    "--elo: print the Elo rating each participant's matches give in each\n"
+    "       contest (answer tasks) instead of each job's result\n"
     "SELECTION: the submissions in every one given of --task T, --contest "
     "C,\n"
     "       --participant P and --submission S; or alone, --changed (the "

@@ -235,6 +235,7 @@ static int score_mode(tally_engine_t *e, const tally_taskset_t *tasks,
 int cmd_score(int argc, char **argv) {
   const char *task_path = NULL, *plugin_dir = NULL, *mode_name = NULL;
   tally_score_mode_t mode = TALLY_MODE_MAX_SUBTASK;
+  bool elo = false;
   int i = 0;
   for (; i < argc; i++) {
     if ((strcmp(argv[i], "--task") == 0 || strcmp(argv[i], "--tasks") == 0) &&
@@ -244,6 +245,8 @@ int cmd_score(int argc, char **argv) {
       plugin_dir = argv[++i];
     else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc)
       mode_name = argv[++i];
+    else if (strcmp(argv[i], "--elo") == 0)
+      elo = true;
     else if (strcmp(argv[i], "--") == 0) {
       i++;
       break;
@@ -254,6 +257,11 @@ int cmd_score(int argc, char **argv) {
   }
   if (task_path == NULL)
     goto bad_usage;
+  if (elo && mode_name != NULL) {
+    fprintf(stderr, "tally: --elo and --mode: give one (Elo ratings, or one "
+                    "task score)\n");
+    return EXIT_CONFIG;
+  }
   if (mode_name != NULL && tally_score_mode_parse(mode_name, &mode) != 0) {
     fprintf(stderr,
             "tally: --mode: unknown score mode \"%s\" (max, max_subtask or "
@@ -273,8 +281,9 @@ int cmd_score(int argc, char **argv) {
   tally_buf_t out;
   tally_engine_init(&e, &c.tasks);
   tally_buf_init(&out);
-  if (mode_name != NULL) {
-    status = score_mode(&e, &c.tasks, mode, argc - i, argv + i, &out);
+  if (mode_name != NULL || elo) {
+    status = elo ? cli_score_elo(&e, argc - i, argv + i, &out)
+                 : score_mode(&e, &c.tasks, mode, argc - i, argv + i, &out);
     tally_buf_close(&out);
     tally_engine_close(&e);
     cli_close(&c);

@@ -240,3 +240,19 @@ int tally_engine_view(tally_engine_t *e, bool full, tally_buf_t *out) {
     snprintf(e->err, sizeof(e->err), "out of memory");
   return rc;
 }
+
+bool tally_engine_rated(const tally_engine_t *e, tally_elo_match_t *m) {
+  const tally_job_t *j = &e->job;
+  if (e->task == NULL || e->task->card == NULL || !j->official ||
+      !tally_views_wanted(j))
+    return false;
+  static const double points[] = {
+      [TALLY_MATCH_LOSS] = 0, [TALLY_MATCH_DRAW] = 0.5, [TALLY_MATCH_WIN] = 1};
+  *m = (tally_elo_match_t){.timestamp = j->timestamp,
+                           .score = points[e->card.result],
+                           .opponent = e->task->card->difficulty,
+                           .verified = j->verified,
+                           .attempt = j->attempt,
+                           .memoryless = j->memoryless};
+  return true;
+}

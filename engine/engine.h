@@ -4,6 +4,7 @@
 #ifndef TALLY_ENGINE_H
 #define TALLY_ENGINE_H
 
+#include "contest/elo.h"
 #include "engine/render.h"
 #include "engine/taskset.h"
 #include "scorecards/scorecard.h"
@@ -82,5 +83,12 @@ int tally_engine_unscored(tally_engine_t *e, tally_buf_t *out);
 /* Appends the full view (full) or the public view of the last result
  * (docs/contest.md, "Views"). Returns 0 or TALLY_ENOMEM. */
 int tally_engine_view(tally_engine_t *e, bool full, tally_buf_t *out);
+
+/* Whether the job just scored is a rated match (docs/challenges.md): an
+ * official, scored job of an answer task that names its submission and
+ * participant. If so, fills m (m->submission is NULL: the caller names
+ * the match) with its timestamp, result, the task's difficulty and the
+ * job's verified, attempt and memoryless. */
+bool tally_engine_rated(const tally_engine_t *e, tally_elo_match_t *m);
 
 #endif
