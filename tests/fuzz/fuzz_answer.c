@@ -96,5 +96,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   }
   cJSON_Delete(reply);
+  /* A scored match's summary is one JSON object with its match member. */
+  if (rc == 0) {
+    tally_buf_reset(&out);
+    if (tally_engine_summary(&engine, &out) != 0)
+      abort();
+    if (out.len > 0) {
+      cJSON *summary = cJSON_Parse(out.data);
+      if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(summary, "match"))) {
+        fprintf(stderr, "a summary without its match: %s\n", out.data);
+        abort();
+      }
+      cJSON_Delete(summary);
+    }
+  }
   return 0;
 }
