@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "contest/scoremode.h"
 #include "engine/engine.h"
+#include "evalspecs/spec.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -334,7 +335,13 @@ static int check_path(cli_t *c, const char *path) {
   }
   for (size_t k = 0; k < ts.count; k++) {
     const tally_task_t *t = ts.entries[k].task;
-    if (t->card != NULL)
+    if (t->spec != NULL)
+      printf("%s: ok: task %s, agent_run, %zu validators, %zu metrics, %zu "
+             "dimensions (%s), max score %g\n",
+             ts.entries[k].file, t->name, t->spec->nvalidators,
+             t->spec->nmetrics, t->spec->ndims, t->spec->strategy_name,
+             t->max_score);
+    else if (t->card != NULL)
       printf("%s: ok: task %s, answer, %zu dimensions, max score %g (public "
              "%g)\n",
              ts.entries[k].file, t->name, t->card->ndims, t->max_score,

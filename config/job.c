@@ -199,6 +199,7 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
   job->root = NULL;
   job->submission = job->participant = job->contest = job->evaluations = NULL;
   job->answer = job->ground_truth = NULL;
+  job->run = job->llm_judge_results = NULL;
   job->has_time_used = job->has_usage = false;
   job->time_used = job->input_tokens = job->output_tokens = job->llm_calls = 0;
   job->verified = job->memoryless = false;
@@ -239,11 +240,25 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
   const cJSON *time_used = NULL, *usage = NULL, *verified = NULL;
   const cJSON *attempt = NULL, *memoryless = NULL;
   for (const cJSON *m = job->root->child; m; m = m->next) {
-    static const char *const keys[] = {
-        "submission", "participant",  "contest",   "evaluations", "compilation",
-        "type",       "task",         "timestamp", "official",    "tokened",
-        "answer",     "ground_truth", "time_used", "usage",       "verified",
-        "attempt",    "memoryless"};
+    static const char *const keys[] = {"submission",
+                                       "participant",
+                                       "contest",
+                                       "evaluations",
+                                       "compilation",
+                                       "type",
+                                       "task",
+                                       "timestamp",
+                                       "official",
+                                       "tokened",
+                                       "answer",
+                                       "ground_truth",
+                                       "time_used",
+                                       "usage",
+                                       "verified",
+                                       "attempt",
+                                       "memoryless",
+                                       "run",
+                                       "llm_judge_results"};
     const cJSON **slots[] = {&job->submission,
                              &job->participant,
                              &job->contest,
@@ -260,7 +275,9 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                              &usage,
                              &verified,
                              &attempt,
-                             &memoryless};
+                             &memoryless,
+                             &job->run,
+                             &job->llm_judge_results};
     const cJSON **slot = NULL;
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !slot; k++)
       if (strcmp(m->string, keys[k]) == 0)
@@ -316,6 +333,26 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
       return job_error(err, errlen,
                        "compilation: must be \"ok\" or \"failed\"");
     job->evaluated = strcmp(compilation->valuestring, "ok") == 0;
+  }
+  if (job->run != NULL || job->llm_judge_results != NULL) {
+    if (job->run == NULL)
+      return job_error(err, errlen,
+                       "run: missing (llm_judge_results come with a run)");
+    if (!cJSON_IsObject(job->run))
+      return job_error(err, errlen, "run: must be an object");
+    if (job->llm_judge_results != NULL &&
+        !cJSON_IsArray(job->llm_judge_results))
+      return job_error(err, errlen, "llm_judge_results: must be an array");
+    static const char *const other[] = {"evaluations", "compilation", "answer",
+                                        "ground_truth"};
+    const cJSON *given[] = {job->evaluations, compilation, job->answer,
+                            job->ground_truth};
+    for (size_t k = 0; k < 4; k++)
+      if (given[k] != NULL)
+        return job_error(err, errlen,
+                         "%s: a job that carries a run takes no %s", other[k],
+                         other[k]);
+    return 0;
   }
   if (job->answer != NULL ||
       (job->ground_truth != NULL && job->evaluations == NULL))

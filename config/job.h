@@ -48,6 +48,11 @@ typedef struct tally_job_s {
   double input_tokens, output_tokens, llm_calls;
   bool verified, memoryless;
   int attempt; /* 0 when absent */
+  /* A job for an agent_run task (docs/evaluation-specs.md): run, an
+   * object, replaces evaluations; llm_judge_results (an array, or NULL)
+   * beside it. Their contents are decoded when the run is scored. */
+  const cJSON *run;
+  const cJSON *llm_judge_results;
   /* After tally_job_bind (engine/bind.h): one per testcase. */
   tally_eval_t *evals;
   size_t evals_cap;

@@ -118,6 +118,14 @@ static int score_answer(tally_engine_t *e, const tally_task_t *task) {
   return 0;
 }
 
+/* Scores the run of the job just decoded with task's evaluation spec. */
+static int score_run(tally_engine_t *e, const tally_task_t *task) {
+  (void)task;
+  snprintf(e->err, sizeof(e->err),
+           "run: agent_run scoring is not in this build yet");
+  return TALLY_EJOB;
+}
+
 int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
                        const char *extra, tally_buf_t *out) {
   const tally_task_t *task = NULL;
@@ -150,7 +158,19 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
              task->name);
     rc = TALLY_EJOB;
   }
-  if (rc == 0 && task->card != NULL) {
+  if (rc == 0 && (task->spec != NULL) != (e->job.run != NULL)) {
+    snprintf(e->err, sizeof(e->err),
+             task->spec != NULL
+                 ? "run: missing (task %s is an agent_run task: its jobs "
+                   "carry a run, not evaluations)"
+                 : "run: task %s does not score runs (only an agent_run "
+                   "task does)",
+             task->name);
+    rc = TALLY_EJOB;
+  }
+  if (rc == 0 && task->spec != NULL) {
+    rc = score_run(e, task);
+  } else if (rc == 0 && task->card != NULL) {
     rc = score_answer(e, task);
   } else if (rc == 0) {
     rc = tally_job_bind(&e->job, task, &e->tt, e->err, sizeof(e->err));

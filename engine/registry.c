@@ -106,7 +106,7 @@ int tally_registry_add_task_type(tally_registry_t *r,
   }
   /* Only the built-in outcomes type decodes outcomes itself. */
   if (type->evaluate == NULL && type != &tally_task_type_outcomes &&
-      type != &tally_task_type_answer) {
+      type != &tally_task_type_answer && type != &tally_task_type_agent_run) {
     snprintf(err, errlen, "task type %s must set evaluate", type->name);
     return TALLY_EINVAL;
   }

@@ -1,6 +1,7 @@
 /* The strict task config decoder. */
 #include "engine/task.h"
 #include "config/cfg.h"
+#include "evalspecs/spec.h"
 #include "scorecards/scorecard.h"
 
 #include <math.h>
@@ -37,6 +38,9 @@ enum {
   KEY_ANSWER_FORMAT,
   KEY_WIN_THRESHOLD,
   KEY_DRAW_THRESHOLD,
+  /* An agent_run task's (evalspecs/spec.h). */
+  KEY_EVALUATION_SPEC,
+  KEY_MAX_SCORE,
 };
 
 static const tally_cfg_key_t task_keys[] = {
@@ -71,6 +75,8 @@ static const tally_cfg_key_t task_keys[] = {
     [KEY_ANSWER_FORMAT] = {"answer_format", NULL, 0, 0, 0, 0, NULL},
     [KEY_WIN_THRESHOLD] = {"win_threshold", NULL, 0, 0, 0, 0, NULL},
     [KEY_DRAW_THRESHOLD] = {"draw_threshold", NULL, 0, 0, 0, 0, NULL},
+    [KEY_EVALUATION_SPEC] = {"evaluation_spec", NULL, 0, 0, 0, 0, NULL},
+    [KEY_MAX_SCORE] = {"max_score", NULL, 0, 0, 0, 0, NULL},
     {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
@@ -265,9 +271,10 @@ static int parse_answer_task(tally_task_t *task, const tally_registry_t *reg,
   tally_jpath_init(&path);
   task->task_type = &tally_task_type_answer;
   static const int foreign[] = {
-      KEY_SCORE_TYPE, KEY_PARAMETERS,     KEY_TESTCASES,
-      KEY_TIME_LIMIT, KEY_COMPARATOR,     KEY_COMPARATOR_PARAMETERS,
-      KEY_DATA_DIR,   KEY_FEEDBACK_LEVEL, KEY_ROUNDING};
+      KEY_SCORE_TYPE,      KEY_PARAMETERS,     KEY_TESTCASES,
+      KEY_TIME_LIMIT,      KEY_COMPARATOR,     KEY_COMPARATOR_PARAMETERS,
+      KEY_DATA_DIR,        KEY_FEEDBACK_LEVEL, KEY_ROUNDING,
+      KEY_EVALUATION_SPEC, KEY_MAX_SCORE};
   for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++) {
     if (found[foreign[i]] == NULL)
       continue;
@@ -282,6 +289,55 @@ static int parse_answer_task(tally_task_t *task, const tally_registry_t *reg,
     return TALLY_ECONFIG;
   task->max_score = 1000;
   task->max_public_score = task->card->public_weight * 1000;
+  return rc;
+}
+
+/* An agent_run task: its evaluation spec and max_score, and none of the
+ * keys of testcases, score types, outputs and answers. */
+static int parse_agent_run_task(tally_task_t *task, const cJSON **found,
+                                tally_diag_t *d) {
+  int rc = 0;
+  tally_jpath_t path;
+  tally_jpath_init(&path);
+  task->task_type = &tally_task_type_agent_run;
+  for (size_t k = 0; k < sizeof(task_keys) / sizeof(task_keys[0]) - 1; k++) {
+    bool own = k == KEY_NAME || k == KEY_TASK_TYPE || k == KEY_PRECISION ||
+               k == KEY_SCORE_MODE || k == KEY_FEEDBACK_LEVEL ||
+               k == KEY_EVALUATION_SPEC || k == KEY_MAX_SCORE;
+    if (own || found[k] == NULL)
+      continue;
+    tally_jpath_key(&path, task_keys[k].name);
+    rc = tally_diag_add(d, &path,
+                        "an agent_run task is scored by its evaluation_spec: "
+                        "it takes no %s",
+                        task_keys[k].name);
+    tally_jpath_init(&path);
+  }
+  if (task->feedback_level == TALLY_FEEDBACK_OI_RESTRICTED) {
+    tally_jpath_key(&path, "feedback_level");
+    rc = tally_diag_add(d, &path,
+                        "an agent_run task shows \"restricted\" (the "
+                        "default) or \"full\" feedback");
+    tally_jpath_init(&path);
+  }
+  const cJSON *ms = found[KEY_MAX_SCORE];
+  task->max_score = 100;
+  if (ms != NULL) {
+    tally_jpath_key(&path, "max_score");
+    if (!cJSON_IsNumber(ms) || !isfinite(ms->valuedouble) ||
+        ms->valuedouble <= 0 || ms->valuedouble > 1e15)
+      rc = tally_diag_add(d, &path, "must be a number above 0");
+    else
+      task->max_score = ms->valuedouble;
+    tally_jpath_init(&path);
+  }
+  task->max_public_score = task->max_score;
+  const cJSON *spec = found[KEY_EVALUATION_SPEC];
+  tally_jpath_key(&path, "evaluation_spec");
+  if (spec == NULL)
+    return tally_diag_add(d, &path, "is missing");
+  if (tally_es_spec_parse(spec, d, &path, &task->spec) != 0)
+    return TALLY_ECONFIG;
   return rc;
 }
 
@@ -309,6 +365,10 @@ int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
     rc |= parse_answer_task(task, reg, root, found, d);
     goto done;
   }
+  if (cJSON_IsString(tt) && strcmp(tt->valuestring, "agent_run") == 0) {
+    rc |= parse_agent_run_task(task, found, d);
+    goto done;
+  }
   static const int required[] = {KEY_SCORE_TYPE, KEY_PARAMETERS, KEY_TESTCASES};
   for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
     if (found[required[i]] != NULL)
@@ -317,13 +377,16 @@ int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
     rc = tally_diag_add(d, &path, "is missing");
     tally_jpath_init(&path);
   }
-  for (int k = KEY_SCORING; k <= KEY_DRAW_THRESHOLD; k++) {
+  for (int k = KEY_SCORING; k <= KEY_MAX_SCORE; k++) {
     if (found[k] == NULL)
       continue;
     tally_jpath_key(&path, task_keys[k].name);
     rc = tally_diag_add(d, &path,
-                        "only an answer task (\"task_type\": \"answer\") "
-                        "takes it");
+                        k >= KEY_EVALUATION_SPEC
+                            ? "only an agent_run task (\"task_type\": "
+                              "\"agent_run\") takes it"
+                            : "only an answer task (\"task_type\": "
+                              "\"answer\") takes it");
     tally_jpath_init(&path);
   }
 
@@ -409,6 +472,7 @@ void tally_task_free(tally_task_t *task) {
   }
   free(task->expected);
   tally_scorecard_free(task->card);
+  tally_es_spec_free(task->spec);
   free(task->data_dir);
   free(task->testcases);
   free(task->name);

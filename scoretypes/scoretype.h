@@ -92,6 +92,9 @@ typedef struct tally_task_s {
   /* An answer task's scorecard (scorecards/scorecard.h); NULL for the
    * others. */
   struct tally_scorecard_s *card;
+  /* An agent_run task's evaluation spec (evalspecs/spec.h); NULL for the
+   * others. */
+  struct tally_es_spec_s *spec;
 } tally_task_t;
 
 typedef struct tally_tc_result_s {

@@ -79,7 +79,9 @@ enum {
   /* Jobs carry an "answer" scored by the task's dimensions
    * (scorecards/scorecard.h), not evaluations of testcases: the built-in
    * answer type. */
-  TALLY_TT_ANSWER = 1u << 3
+  TALLY_TT_ANSWER = 1u << 3,
+  /* An agent run scored by an evaluation spec (docs/evaluation-specs.md). */
+  TALLY_TT_AGENT_RUN = 1u << 4
 };
 
 /* A task type. Instances are const and filled with designated
@@ -120,5 +122,6 @@ extern const tally_task_type_t tally_task_type_outcomes;
 extern const tally_task_type_t tally_task_type_batch;
 extern const tally_task_type_t tally_task_type_output_only;
 extern const tally_task_type_t tally_task_type_answer;
+extern const tally_task_type_t tally_task_type_agent_run;
 
 #endif

@@ -25,12 +25,19 @@ const tally_task_type_t tally_task_type_answer = {
     .evaluate = NULL,
 };
 
+/* Agent run: a run of an AI agent, scored by the task's evaluation spec
+ * (docs/evaluation-specs.md) rather than through testcases. */
+const tally_task_type_t tally_task_type_agent_run = {
+    .version = TALLY_TASK_TYPE_VERSION,
+    .name = "agent_run",
+    .flags = TALLY_TT_AGENT_RUN,
+    .evaluate = NULL,
+};
+
 const tally_task_type_t *const tally_task_types[] = {
-    &tally_task_type_outcomes,
-    &tally_task_type_batch,
-    &tally_task_type_output_only,
-    &tally_task_type_answer,
-    NULL,
+    &tally_task_type_outcomes,    &tally_task_type_batch,
+    &tally_task_type_output_only, &tally_task_type_answer,
+    &tally_task_type_agent_run,   NULL,
 };
 
 int tally_text_set(tally_text_t *t, const char *s, size_t n) {

@@ -536,7 +536,7 @@ Test(tasktypes, reports_bad_task_keys_with_their_paths) {
   static const char *const cases[][2] = {
       {"\"task_type\": \"interactive\"",
        "task.json: task_type: unknown task type \"interactive\" (known: "
-       "outcomes, batch, output_only, answer)"},
+       "outcomes, batch, output_only, answer, agent_run)"},
       {"\"task_type\": 3", "task.json: task_type: must be a string"},
       {"\"comparator\": \"exact\"",
        "task.json: comparator: a task of type outcomes has no expected "
