@@ -3,10 +3,19 @@
 #include "engine/engine.h"
 #include "engine/bind.h"
 #include "engine/render_answer.h"
+#include "engine/render_run.h"
 #include "engine/views.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* Frees the last job's run and evaluation. */
+static void drop_eval(tally_engine_t *e) {
+  if (e->has_eval)
+    tally_es_eval_free(&e->eval);
+  tally_es_run_free(&e->run);
+  e->has_eval = false;
+}
 
 void tally_engine_init(tally_engine_t *e, const tally_taskset_t *tasks) {
   memset(e, 0, sizeof(*e));
@@ -25,6 +34,7 @@ void tally_engine_close(tally_engine_t *e) {
   tally_text_free(&e->tt.admin);
   tally_result_close(&e->res);
   tally_card_result_close(&e->card);
+  drop_eval(e);
   tally_render_close(&e->render);
   tally_buf_close(&e->details);
   tally_buf_close(&e->extra);
@@ -79,7 +89,9 @@ static int render(tally_engine_t *e, const tally_task_t *task,
   int rc = 0;
   if (e->add_version && (extra = with_version(e, extra, task)) == NULL)
     rc = TALLY_ENOMEM;
-  if (rc == 0 && task->card != NULL)
+  if (rc == 0 && task->spec != NULL)
+    rc = tally_render_run(out, task, &e->job, &e->res, &e->eval, extra);
+  else if (rc == 0 && task->card != NULL)
     rc = tally_render_answer(out, task, &e->job, &e->res, &e->card, extra);
   else if (rc == 0)
     rc = tally_render_result(&e->render, out, task, &e->job, &e->res, extra);
@@ -118,12 +130,25 @@ static int score_answer(tally_engine_t *e, const tally_task_t *task) {
   return 0;
 }
 
-/* Scores the run of the job just decoded with task's evaluation spec. */
+/* Scores the run of the job just decoded with task's evaluation spec into
+ * e->eval and, as score out of max_score, e->res. */
 static int score_run(tally_engine_t *e, const tally_task_t *task) {
-  (void)task;
-  snprintf(e->err, sizeof(e->err),
-           "run: agent_run scoring is not in this build yet");
-  return TALLY_EJOB;
+  drop_eval(e);
+  int rc = tally_es_run_decode(&e->run, e->job.run, e->job.llm_judge_results,
+                               e->err, sizeof(e->err));
+  if (rc == 0) {
+    rc = tally_es_evaluate(&e->eval, task->spec, &e->run);
+    e->has_eval = true;
+    if (rc != 0)
+      snprintf(e->err, sizeof(e->err), "out of memory");
+  }
+  if (rc != 0)
+    return rc;
+  tally_result_reset(&e->res);
+  double overall = e->eval.has_overall ? e->eval.overall : 0;
+  e->res.score = tally_round(overall * task->max_score, task->score_precision);
+  e->res.public_score = e->res.score;
+  return 0;
 }
 
 int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
@@ -242,6 +267,16 @@ int tally_engine_view(tally_engine_t *e, bool full, tally_buf_t *out) {
   int rc = check_scored(e);
   if (rc != 0 || !tally_views_wanted(&e->job))
     return rc;
+  if (e->task->spec != NULL) {
+    size_t mark = out->len;
+    tally_render_run_view(out, e->task, &e->res, &e->eval, full);
+    if (out->oom) {
+      out->len = mark;
+      snprintf(e->err, sizeof(e->err), "out of memory");
+      return TALLY_ENOMEM;
+    }
+    return 0;
+  }
   if (e->task->card != NULL)
     return answer_view(e, full, out);
   if (!e->details_ready) {

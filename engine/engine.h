@@ -7,6 +7,7 @@
 #include "contest/elo.h"
 #include "engine/render.h"
 #include "engine/taskset.h"
+#include "evalspecs/evaluate.h"
 #include "scorecards/scorecard.h"
 
 /* tally_engine_score's answer for a token job, when the engine takes
@@ -28,6 +29,11 @@ typedef struct tally_engine_s {
   tally_tt_eval_t tt; /* the task type's output, reused (engine/bind.h) */
   tally_result_t res;
   tally_card_result_t card; /* an answer task's match */
+  /* An agent_run task's run and its evaluation; has_eval says that both
+   * hold the last job's. */
+  tally_es_run_t run;
+  tally_es_eval_t eval;
+  bool has_eval;
   tally_render_t render;
   /* The last job scored: its task (NULL when it was not scored), and its
    * details once a view needed them. */

@@ -1,8 +1,10 @@
 /* String helpers with Go's meaning: see gostr.h. */
 #include "evalspecs/gostr.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 bool tally_go_is_space(int32_t cp) {
   if (cp <= 0xff)
@@ -92,4 +94,69 @@ char *tally_go_trimmed(const char *s) {
     out[n] = '\0';
   }
   return out;
+}
+
+void tally_go_quote(tally_buf_t *b, const char *s) {
+  static const char hexd[] = "0123456789abcdef";
+  size_t len = strlen(s);
+  tally_buf_putc(b, '"');
+  for (size_t i = 0; i < len;) {
+    int32_t cp;
+    size_t n = tally_go_decode(s + i, len - i, &cp);
+    char esc[12];
+    if (cp < 0) {
+      unsigned char c = (unsigned char)s[i];
+      esc[0] = '\\';
+      esc[1] = 'x';
+      esc[2] = hexd[c >> 4];
+      esc[3] = hexd[c & 15];
+      esc[4] = '\0';
+      tally_buf_puts(b, esc);
+    } else if (cp == '"' || cp == '\\') {
+      tally_buf_putc(b, '\\');
+      tally_buf_putc(b, (char)cp);
+    } else if (cp < 0x20 || cp == 0x7f) {
+      const char *named = cp == '\a'   ? "\\a"
+                          : cp == '\b' ? "\\b"
+                          : cp == '\f' ? "\\f"
+                          : cp == '\n' ? "\\n"
+                          : cp == '\r' ? "\\r"
+                          : cp == '\t' ? "\\t"
+                          : cp == '\v' ? "\\v"
+                                       : NULL;
+      if (named != NULL) {
+        tally_buf_puts(b, named);
+      } else {
+        snprintf(esc, sizeof(esc), "\\x%02x", (unsigned)cp);
+        tally_buf_puts(b, esc);
+      }
+    } else if (cp < 0x80 || tally_go_printable(cp)) {
+      for (size_t k = 0; k < n; k++)
+        tally_buf_putc(b, s[i + k]);
+    } else {
+      snprintf(esc, sizeof(esc), cp > 0xffff ? "\\U%08x" : "\\u%04x",
+               (unsigned)cp);
+      tally_buf_puts(b, esc);
+    }
+    i += n;
+  }
+  tally_buf_putc(b, '"');
+}
+
+bool tally_go_printable(int32_t cp) {
+  if (cp == ' ')
+    return true;
+  switch (utf8proc_category(cp)) {
+  case UTF8PROC_CATEGORY_CN:
+  case UTF8PROC_CATEGORY_CC:
+  case UTF8PROC_CATEGORY_CF:
+  case UTF8PROC_CATEGORY_CS:
+  case UTF8PROC_CATEGORY_CO:
+  case UTF8PROC_CATEGORY_ZS:
+  case UTF8PROC_CATEGORY_ZL:
+  case UTF8PROC_CATEGORY_ZP:
+    return false;
+  default:
+    return true;
+  }
 }

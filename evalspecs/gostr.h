@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/jsonw.h"
+
 /* unicode.IsSpace: U+0009..U+000D, U+0020, U+0085, U+00A0 and the other
  * White_Space code points. */
 bool tally_go_is_space(int32_t cp);
@@ -25,5 +27,12 @@ bool tally_go_blank(const char *s);
 
 /* A malloc'ed copy of s trimmed, or NULL when out of memory. */
 char *tally_go_trimmed(const char *s);
+
+/* unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the
+ * ASCII space. */
+bool tally_go_printable(int32_t cp);
+
+/* Go's %q of s (strconv.Quote) appended to b. */
+void tally_go_quote(tally_buf_t *b, const char *s);
 
 #endif

@@ -1,0 +1,247 @@
+/* Go's number and JSON text forms: see gojson.h. */
+#include "evalspecs/gojson.h"
+#include "evalspecs/gostr.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The shortest decimal digits that read back as v (v finite, not 0):
+ * digits (no dot, at most 17) and the exponent of the first digit. */
+static void shortest(double v, char digits[24], int *exp10) {
+  char buf[40];
+  for (int prec = 0; prec <= 16; prec++) {
+    snprintf(buf, sizeof(buf), "%.*e", prec, fabs(v));
+    if (strtod(buf, NULL) == fabs(v) || prec == 16)
+      break;
+  }
+  /* buf is d.ddddde[+-]xx */
+  size_t n = 0;
+  const char *p = buf;
+  for (; *p && *p != 'e'; p++)
+    if (*p != '.')
+      digits[n++] = *p;
+  while (n > 1 && digits[n - 1] == '0')
+    n--;
+  digits[n] = '\0';
+  *exp10 = atoi(p + 1);
+}
+
+/* %e with the shortest digits: d[.ddd]e±XX (at least two exponent
+ * digits), as strconv's 'e' with precision -1. */
+static void fmt_e(double v, const char *digits, int exp10, char *out,
+                  size_t len, bool json) {
+  size_t n = strlen(digits);
+  int w = snprintf(out, len, "%s%c%s%s", v < 0 ? "-" : "", digits[0],
+                   n > 1 ? "." : "", n > 1 ? digits + 1 : "");
+  if (w < 0 || (size_t)w >= len)
+    return;
+  int e = exp10 < 0 ? -exp10 : exp10;
+  /* encoding/json drops the exponent's leading zero: 1e-07 -> 1e-7. */
+  snprintf(out + w, len - (size_t)w, json ? "e%c%d" : "e%c%02d",
+           exp10 < 0 ? '-' : '+', e);
+}
+
+/* %f with the shortest digits. */
+static void fmt_f(double v, const char *digits, int exp10, char *out,
+                  size_t len) {
+  size_t n = strlen(digits), k = 0;
+  if (v < 0 && k + 1 < len)
+    out[k++] = '-';
+  if (exp10 < 0) {
+    out[k++] = '0';
+    out[k++] = '.';
+    for (int i = -1; i > exp10 && k + 1 < len; i--)
+      out[k++] = '0';
+    for (size_t i = 0; i < n && k + 1 < len; i++)
+      out[k++] = digits[i];
+  } else {
+    for (int i = 0; i <= exp10 && k + 1 < len; i++)
+      out[k++] = (size_t)i < n ? digits[i] : '0';
+    if ((size_t)exp10 + 1 < n && k + 1 < len) {
+      out[k++] = '.';
+      for (size_t i = (size_t)exp10 + 1; i < n && k + 1 < len; i++)
+        out[k++] = digits[i];
+    }
+  }
+  out[k] = '\0';
+}
+
+void tally_go_fmt_v(double v, char out[40]) {
+  if (isnan(v)) {
+    strcpy(out, "NaN");
+    return;
+  }
+  if (isinf(v)) {
+    strcpy(out, v > 0 ? "+Inf" : "-Inf");
+    return;
+  }
+  if (v == 0) {
+    strcpy(out, signbit(v) ? "-0" : "0");
+    return;
+  }
+  char digits[24];
+  int e;
+  shortest(v, digits, &e);
+  /* strconv's 'g' with the shortest digits: %e when the exponent is
+   * below -4 or at least 6. */
+  if (e < -4 || e >= 6)
+    fmt_e(v, digits, e, out, 40, false);
+  else
+    fmt_f(v, digits, e, out, 40);
+}
+
+void tally_go_json_float(tally_buf_t *b, double v) {
+  if (!isfinite(v)) {
+    tally_buf_puts(b, "null");
+    return;
+  }
+  if (v == 0) {
+    tally_buf_puts(b, signbit(v) ? "-0" : "0");
+    return;
+  }
+  char digits[24], out[400];
+  int e;
+  shortest(v, digits, &e);
+  double a = fabs(v);
+  if (a < 1e-6 || a >= 1e21)
+    fmt_e(v, digits, e, out, sizeof(out), true);
+  else
+    fmt_f(v, digits, e, out, sizeof(out));
+  tally_buf_puts(b, out);
+}
+
+void tally_go_json_string(tally_buf_t *b, const char *s, size_t len) {
+  static const char hexd[] = "0123456789abcdef";
+  tally_buf_putc(b, '"');
+  for (size_t i = 0; i < len;) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) {
+      i++;
+      if (c == '"' || c == '\\') {
+        tally_buf_putc(b, '\\');
+        tally_buf_putc(b, (char)c);
+      } else if (c == '\n') {
+        tally_buf_puts(b, "\\n");
+      } else if (c == '\r') {
+        tally_buf_puts(b, "\\r");
+      } else if (c == '\t') {
+        tally_buf_puts(b, "\\t");
+      } else if (c == '\b') {
+        tally_buf_puts(b, "\\b");
+      } else if (c == '\f') {
+        tally_buf_puts(b, "\\f");
+      } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+        char u[7] = {'\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15], 0};
+        tally_buf_puts(b, u);
+      } else {
+        tally_buf_putc(b, (char)c);
+      }
+      continue;
+    }
+    int32_t cp;
+    size_t n = tally_go_decode(s + i, len - i, &cp);
+    if (cp < 0) {
+      tally_buf_puts(b, "\\ufffd");
+    } else if (cp == 0x2028 || cp == 0x2029) {
+      tally_buf_puts(b, cp == 0x2028 ? "\\u2028" : "\\u2029");
+    } else {
+      for (size_t k = 0; k < n; k++)
+        tally_buf_putc(b, s[i + k]);
+    }
+    i += n;
+  }
+  tally_buf_putc(b, '"');
+}
+
+static int cmp_member(const void *pa, const void *pb) {
+  const cJSON *a = *(const cJSON *const *)pa, *b = *(const cJSON *const *)pb;
+  return strcmp(a->string, b->string);
+}
+
+void tally_go_marshal(tally_buf_t *b, const cJSON *v) {
+  if (cJSON_IsString(v)) {
+    tally_go_json_string(b, v->valuestring, strlen(v->valuestring));
+  } else if (cJSON_IsNumber(v)) {
+    tally_go_json_float(b, v->valuedouble);
+  } else if (cJSON_IsBool(v)) {
+    tally_buf_puts(b, cJSON_IsTrue(v) ? "true" : "false");
+  } else if (cJSON_IsArray(v)) {
+    tally_buf_putc(b, '[');
+    for (const cJSON *x = v->child; x != NULL; x = x->next) {
+      if (x != v->child)
+        tally_buf_putc(b, ',');
+      tally_go_marshal(b, x);
+    }
+    tally_buf_putc(b, ']');
+  } else if (cJSON_IsObject(v)) {
+    size_t n = (size_t)cJSON_GetArraySize(v), k = 0;
+    const cJSON **m = calloc(n + 1, sizeof(*m));
+    if (m == NULL) {
+      b->oom = true;
+      return;
+    }
+    /* A repeated key keeps its last value, as a Go map would. */
+    for (const cJSON *x = v->child; x != NULL; x = x->next) {
+      size_t j = 0;
+      while (j < k && strcmp(m[j]->string, x->string) != 0)
+        j++;
+      m[j] = x;
+      if (j == k)
+        k++;
+    }
+    qsort(m, k, sizeof(*m), cmp_member);
+    tally_buf_putc(b, '{');
+    for (size_t j = 0; j < k; j++) {
+      if (j > 0)
+        tally_buf_putc(b, ',');
+      tally_go_json_string(b, m[j]->string, strlen(m[j]->string));
+      tally_buf_putc(b, ':');
+      tally_go_marshal(b, m[j]);
+    }
+    tally_buf_putc(b, '}');
+    free(m);
+  } else {
+    tally_buf_puts(b, "null");
+  }
+}
+
+const char *tally_go_loose_string(const cJSON *v) {
+  if (cJSON_IsString(v))
+    return v->valuestring;
+  if (cJSON_IsObject(v)) {
+    static const char *const keys[] = {"value", "content", "text", "answer"};
+    for (size_t i = 0; i < 4; i++) {
+      /* The last of a repeated key, as a Go map holds it. */
+      const cJSON *item = NULL;
+      for (const cJSON *x = v->child; x != NULL; x = x->next)
+        if (strcmp(x->string, keys[i]) == 0)
+          item = x;
+      const char *s = item != NULL ? tally_go_loose_string(item) : NULL;
+      if (s != NULL)
+        return s;
+    }
+    return NULL;
+  }
+  if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 1)
+    return tally_go_loose_string(v->child);
+  return NULL;
+}
+
+void tally_go_stringify(tally_buf_t *b, const cJSON *v) {
+  const char *s = tally_go_loose_string(v);
+  if (s != NULL) {
+    tally_buf_puts(b, s);
+  } else if (cJSON_IsBool(v)) {
+    tally_buf_puts(b, cJSON_IsTrue(v) ? "true" : "false");
+  } else if (cJSON_IsNumber(v)) {
+    char out[40];
+    tally_go_fmt_v(v->valuedouble, out);
+    tally_buf_puts(b, out);
+  } else if (cJSON_IsNull(v) || v == NULL) {
+    tally_buf_puts(b, "null");
+  } else {
+    tally_go_marshal(b, v);
+  }
+}

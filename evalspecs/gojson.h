@@ -1,0 +1,36 @@
+/* Text as the reference writes it (Go's fmt and encoding/json), where that
+ * text reaches a result: a number in a reason ("%v", "%g"), a JSON value
+ * turned into the string a validator compares (keys sorted, Go's number
+ * forms and escapes). */
+#ifndef TALLY_ES_GOJSON_H
+#define TALLY_ES_GOJSON_H
+
+#include <cjson/cJSON.h>
+
+#include "config/jsonw.h"
+
+/* Go's %v (and %g) of a float64: the shortest digits, with an exponent
+ * ("1e+06", "1.5e-07") when it is below -4 or at least 6. out holds 40
+ * bytes. */
+void tally_go_fmt_v(double v, char out[40]);
+
+/* A float64 as encoding/json writes it ("1e+21", "1e-7", "0.5"). */
+void tally_go_json_float(tally_buf_t *b, double v);
+
+/* A string as encoding/json escapes it (<, > and & as \u003c ...). */
+void tally_go_json_string(tally_buf_t *b, const char *s, size_t len);
+
+/* v as json.Marshal writes the value json.Unmarshal made of it: objects
+ * with their keys sorted (the last of a repeated key), compact. */
+void tally_go_marshal(tally_buf_t *b, const cJSON *v);
+
+/* extractLooseString: a string; an object's "value", "content", "text"
+ * or "answer" (the first that is loose); a one-element array's element.
+ * Returns the string (inside v), or NULL. */
+const char *tally_go_loose_string(const cJSON *v);
+
+/* stringifyEvidenceValue of v into b: a loose string as it is, a boolean
+ * or null as its word, a number as %v, anything else marshalled. */
+void tally_go_stringify(tally_buf_t *b, const cJSON *v);
+
+#endif
