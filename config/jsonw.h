@@ -42,6 +42,11 @@ static inline void tally_buf_puts(tally_buf_t *b, const char *s) {
   tally_buf_put(b, s, strlen(s));
 }
 
+/* The text of b: "" before anything was put. */
+static inline const char *tally_buf_text(const tally_buf_t *b) {
+  return b->data != NULL ? b->data : "";
+}
+
 static inline void tally_buf_putc(tally_buf_t *b, char c) {
   tally_buf_put(b, &c, 1);
 }

@@ -132,10 +132,11 @@ static int score_answer(tally_engine_t *e, const tally_task_t *task) {
 
 /* Scores the run of the job just decoded with task's evaluation spec into
  * e->eval and, as score out of max_score, e->res. */
-static int score_run(tally_engine_t *e, const tally_task_t *task) {
+static int score_run(tally_engine_t *e, const tally_task_t *task,
+                     const char *text, size_t len) {
   drop_eval(e);
   int rc = tally_es_run_decode(&e->run, e->job.run, e->job.llm_judge_results,
-                               e->err, sizeof(e->err));
+                               text, len, e->err, sizeof(e->err));
   if (rc == 0) {
     rc = tally_es_evaluate(&e->eval, task->spec, &e->run);
     e->has_eval = true;
@@ -194,7 +195,7 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
     rc = TALLY_EJOB;
   }
   if (rc == 0 && task->spec != NULL) {
-    rc = score_run(e, task);
+    rc = score_run(e, task, text, len);
   } else if (rc == 0 && task->card != NULL) {
     rc = score_answer(e, task);
   } else if (rc == 0) {

@@ -65,7 +65,7 @@ static char *quote(const char *s) {
   tally_buf_t b;
   tally_buf_init(&b);
   tally_go_quote(&b, s);
-  char *q = b.oom ? NULL : strdup(b.data);
+  char *q = b.oom ? NULL : strdup(tally_buf_text(&b));
   tally_buf_close(&b);
   return q;
 }

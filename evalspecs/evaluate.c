@@ -34,7 +34,7 @@ static char *quote(const char *s) {
   tally_buf_t b;
   tally_buf_init(&b);
   tally_go_quote(&b, s);
-  char *q = b.oom ? NULL : strdup(b.data);
+  char *q = b.oom ? NULL : strdup(tally_buf_text(&b));
   tally_buf_close(&b);
   return q;
 }
@@ -162,7 +162,7 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
     return TALLY_ENOMEM;
   if (got == TALLY_ES_ERROR) {
     r->state = TALLY_ES_ERROR_STATE;
-    r->reason = strdup(reason->data);
+    r->reason = strdup(tally_buf_text(reason));
     r->raw = raw_state(r->state, r->reason ? r->reason : "");
     return r->reason == NULL || r->raw == NULL ? TALLY_ENOMEM : 0;
   }
@@ -174,7 +174,7 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
       return TALLY_ENOMEM;
     if (xgot == TALLY_ES_ERROR) {
       r->state = TALLY_ES_ERROR_STATE;
-      r->reason = strdup(xreason->data);
+      r->reason = strdup(tally_buf_text(xreason));
       r->raw = raw_state(r->state, r->reason ? r->reason : "");
       return r->reason == NULL || r->raw == NULL ? TALLY_ENOMEM : 0;
     }
@@ -183,15 +183,15 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
   r->case_id = case_of(&e->ev, r->challenge);
   if (got != TALLY_ES_FOUND || xgot != TALLY_ES_FOUND) {
     r->state = TALLY_ES_UNAVAILABLE_STATE;
-    r->reason =
-        strdup(first_non_empty(got == TALLY_ES_FOUND ? "" : reason->data,
-                               xgot == TALLY_ES_FOUND ? "" : xreason->data,
-                               "evidence is unavailable"));
+    r->reason = strdup(
+        first_non_empty(got == TALLY_ES_FOUND ? "" : tally_buf_text(reason),
+                        xgot == TALLY_ES_FOUND ? "" : tally_buf_text(xreason),
+                        "evidence is unavailable"));
     r->raw = raw_state(r->state, r->reason ? r->reason : "");
     return r->reason == NULL || r->raw == NULL ? TALLY_ENOMEM : 0;
   }
-  r->actual = strdup(value->data);
-  r->expected = needs ? strdup(xvalue->data) : NULL;
+  r->actual = strdup(tally_buf_text(value));
+  r->expected = needs ? strdup(tally_buf_text(xvalue)) : NULL;
   r->source = source_of(&e->ev, d->target);
   if (r->actual == NULL || (needs && r->expected == NULL) ||
       tally_es_apply(d, r->actual, needs ? r->expected : "", o) != 0)
@@ -200,7 +200,7 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
   r->verdict = o->verdict;
   r->has_score = o->has_score;
   r->score = o->score;
-  r->reason = strdup(o->reason.data ? o->reason.data : "");
+  r->reason = strdup(tally_buf_text(&o->reason));
   r->state =
       o->verdict == TALLY_ES_VERROR ? TALLY_ES_ERROR_STATE : TALLY_ES_AVAILABLE;
   /* raw_output: the result's fields, then the validator's own (a name

@@ -109,8 +109,10 @@ static int challenge_input(tally_es_evidence_t *ev, const tally_es_run_t *run) {
   if (s != NULL) {
     ev->challenge_input = strdup(s);
   } else {
-    /* The payload as the job gave it: its compact JSON text. */
-    ev->challenge_input = cJSON_PrintUnformatted(in->payload);
+    /* The payload as the job wrote it (else its compact JSON text). */
+    ev->challenge_input = run->payload_raw != NULL
+                              ? strdup(run->payload_raw)
+                              : cJSON_PrintUnformatted(in->payload);
   }
   return ev->challenge_input == NULL ? TALLY_ENOMEM : 0;
 }

@@ -245,3 +245,105 @@ void tally_go_stringify(tally_buf_t *b, const cJSON *v) {
     tally_go_marshal(b, v);
   }
 }
+
+/* Skips the JSON value at s[*i] (text already known to be valid JSON). */
+static void skip_value(const char *s, size_t len, size_t *i) {
+  int depth = 0;
+  do {
+    while (*i < len && strchr(" \t\r\n", s[*i]) != NULL && s[*i] != '\0')
+      (*i)++;
+    if (*i >= len)
+      return;
+    char c = s[*i];
+    if (c == '"') {
+      for ((*i)++; *i < len && s[*i] != '"'; (*i)++)
+        if (s[*i] == '\\')
+          (*i)++;
+      (*i)++;
+    } else if (c == '{' || c == '[') {
+      depth++;
+      (*i)++;
+    } else if (c == '}' || c == ']') {
+      depth--;
+      (*i)++;
+    } else if (c == ',' || c == ':') {
+      (*i)++;
+    } else {
+      while (*i < len && strchr(",:]} \t\r\n", s[*i]) == NULL)
+        (*i)++;
+    }
+  } while (depth > 0 && *i < len);
+}
+
+static void skip_space(const char *s, size_t len, size_t *i) {
+  while (*i < len &&
+         (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\r' || s[*i] == '\n'))
+    (*i)++;
+}
+
+bool tally_go_raw_span(const char *s, size_t len, const char *const *path,
+                       size_t *start, size_t *n) {
+  size_t i = 0;
+  skip_space(s, len, &i);
+  for (size_t k = 0; path[k] != NULL; k++) {
+    if (i >= len)
+      return false;
+    const char *want = path[k];
+    bool index = want[0] == '#';
+    if (index) {
+      if (s[i] != '[')
+        return false;
+      long target = atol(want + 1), at = 0;
+      i++;
+      skip_space(s, len, &i);
+      while (at < target && i < len && s[i] != ']') {
+        skip_value(s, len, &i);
+        skip_space(s, len, &i);
+        if (i < len && s[i] == ',')
+          i++;
+        skip_space(s, len, &i);
+        at++;
+      }
+      if (i >= len || s[i] == ']')
+        return false;
+      continue;
+    }
+    if (s[i] != '{')
+      return false;
+    i++;
+    bool found = false;
+    while (!found) {
+      skip_space(s, len, &i);
+      if (i >= len || s[i] != '"')
+        return false;
+      size_t ks = i;
+      skip_value(s, len, &i);
+      /* The key, decoded, against want. */
+      char *raw = malloc(i - ks + 1);
+      if (raw == NULL)
+        return false;
+      memcpy(raw, s + ks, i - ks);
+      raw[i - ks] = '\0';
+      cJSON *key = cJSON_Parse(raw);
+      free(raw);
+      found = cJSON_IsString(key) && strcmp(key->valuestring, want) == 0;
+      cJSON_Delete(key);
+      skip_space(s, len, &i);
+      if (i >= len || s[i] != ':')
+        return false;
+      i++;
+      skip_space(s, len, &i);
+      if (!found) {
+        skip_value(s, len, &i);
+        skip_space(s, len, &i);
+        if (i < len && s[i] == ',')
+          i++;
+      }
+    }
+  }
+  size_t b = i;
+  skip_value(s, len, &i);
+  *start = b;
+  *n = i - b;
+  return true;
+}

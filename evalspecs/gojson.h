@@ -5,6 +5,9 @@
 #ifndef TALLY_ES_GOJSON_H
 #define TALLY_ES_GOJSON_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <cjson/cJSON.h>
 
 #include "config/jsonw.h"
@@ -32,5 +35,11 @@ const char *tally_go_loose_string(const cJSON *v);
 /* stringifyEvidenceValue of v into b: a loose string as it is, a boolean
  * or null as its word, a number as %v, anything else marshalled. */
 void tally_go_stringify(tally_buf_t *b, const cJSON *v);
+
+/* The span of the raw text of the value at path in the JSON text s (len
+ * bytes, valid JSON): path names object keys, or "#N" for element N of
+ * an array, NULL-terminated. The first of a repeated key counts. */
+bool tally_go_raw_span(const char *s, size_t len, const char *const *path,
+                       size_t *start, size_t *n);
 
 #endif

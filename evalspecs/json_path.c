@@ -130,7 +130,7 @@ static int walk(const cJSON *doc, const char *path, const cJSON **out,
           snprintf(raw, sizeof(raw), "%.*s", (int)cn, content);
           tally_go_quote(&q, raw);
           snprintf(err, errlen, "invalid quoted property %s: invalid syntax",
-                   q.oom ? raw : q.data);
+                   q.oom ? raw : tally_buf_text(&q));
           tally_buf_close(&q);
           (void)at;
           return -1;
@@ -220,7 +220,7 @@ static char *marshal(const cJSON *v) {
   tally_buf_t b;
   tally_buf_init(&b);
   tally_go_marshal(&b, v);
-  char *s = b.oom ? NULL : strdup(b.data);
+  char *s = b.oom ? NULL : strdup(tally_buf_text(&b));
   tally_buf_close(&b);
   return s;
 }
@@ -286,7 +286,7 @@ int tally__es_json_path(const char *actual, const char *expected,
     tally_buf_init(&q);
     tally_go_quote(&q, ccomp ? ccomp : "");
     fail_with(o, "parse json_path_match expectation",
-              "unsupported comparator %s", q.oom ? "" : q.data);
+              "unsupported comparator %s", q.oom ? "" : tally_buf_text(&q));
     tally_buf_close(&q);
     free(cpath);
     free(ccomp);

@@ -41,7 +41,7 @@ static const char *quoted(const char *s, char *buf, size_t len) {
   tally_buf_t b;
   tally_buf_init(&b);
   tally_go_quote(&b, s);
-  snprintf(buf, len, "%s", b.oom ? "\"?\"" : b.data);
+  snprintf(buf, len, "%s", b.oom ? "\"?\"" : tally_buf_text(&b));
   tally_buf_close(&b);
   return buf;
 }

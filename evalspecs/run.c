@@ -3,6 +3,7 @@
 #include "evalspecs/run.h"
 #include "config/error.h"
 #include "config/json.h"
+#include "evalspecs/gojson.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -497,7 +498,8 @@ static void decode_judge(rdec_t *r, const cJSON *v,
 }
 
 int tally_es_run_decode(tally_es_run_t *r, const cJSON *run,
-                        const cJSON *judges, char *err, size_t errlen) {
+                        const cJSON *judges, const char *text, size_t len,
+                        char *err, size_t errlen) {
   memset(r, 0, sizeof(*r));
   rdec_t d = {.err = err, .errlen = errlen};
   r->root = cJSON_Duplicate(run, 1);
@@ -568,6 +570,17 @@ int tally_es_run_decode(tally_es_run_t *r, const cJSON *run,
   }
   if (d.rc == 0)
     qsort(r->events, r->nevents, sizeof(*r->events), cmp_event);
+  static const char *const raw_path[] = {"run", "challenge_inputs", "#0",
+                                         "payload", NULL};
+  size_t start, n;
+  if (d.rc == 0 && text != NULL && r->ninputs == 1 &&
+      r->inputs[0].payload != NULL &&
+      tally_go_raw_span(text, len, raw_path, &start, &n)) {
+    if ((r->payload_raw = malloc(n + 1)) == NULL)
+      return oom(&d);
+    memcpy(r->payload_raw, text + start, n);
+    r->payload_raw[n] = '\0';
+  }
   return d.rc;
 }
 
@@ -614,5 +627,6 @@ void tally_es_run_free(tally_es_run_t *r) {
   free(r->judges);
   cJSON_Delete(r->root);
   cJSON_Delete(r->judges_root);
+  free(r->payload_raw);
   memset(r, 0, sizeof(*r));
 }

@@ -76,13 +76,19 @@ typedef struct tally_es_run_s {
   double preference;
   tally_es_judge_result_t *judges;
   size_t njudges;
+  /* The first challenge input's payload as the job's text wrote it
+   * (trimmed), which is what the reference compares when the payload is
+   * not a string; NULL when unknown. */
+  char *payload_raw;
 } tally_es_run_t;
 
 /* Decodes run (and judges, an array or NULL) into r, which it owns until
- * tally_es_run_free. Returns 0, or TALLY_EJOB with err naming the path
- * ("run.events[2].occurred_at: ..."), or TALLY_ENOMEM. */
+ * tally_es_run_free; text (len bytes, or NULL) is the job's JSON text, in
+ * which the run is the member "run". Returns 0, or TALLY_EJOB with err
+ * naming the path ("run.events[2].occurred_at: ..."), or TALLY_ENOMEM. */
 int tally_es_run_decode(tally_es_run_t *r, const cJSON *run,
-                        const cJSON *judges, char *err, size_t errlen);
+                        const cJSON *judges, const char *text, size_t len,
+                        char *err, size_t errlen);
 void tally_es_run_free(tally_es_run_t *r);
 
 /* Writes u as 36 characters and a NUL to out. */
