@@ -150,6 +150,16 @@ static cJSON *raw_state(tally_es_state_t state, const char *reason) {
   return o;
 }
 
+/* Whether v holds a number that is not finite. */
+static bool nonfinite(const cJSON *v) {
+  if (cJSON_IsNumber(v))
+    return !isfinite(v->valuedouble);
+  for (const cJSON *x = v != NULL ? v->child : NULL; x != NULL; x = x->next)
+    if (nonfinite(x))
+      return true;
+  return false;
+}
+
 static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
                          tally_buf_t *reason, tally_buf_t *xvalue,
                          tally_buf_t *xreason, tally_es_outcome_t *o) {
@@ -235,8 +245,14 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
       cJSON_AddItemToObject(raw, m->string, copy);
     }
   }
+  /* The reference's marshalling fails on a number that is not finite,
+   * and its raw_output is then {} (outcome_class is added later). */
+  if (nonfinite(raw)) {
+    cJSON_Delete(raw);
+    raw = cJSON_CreateObject();
+  }
   r->raw = raw;
-  return 0;
+  return raw == NULL ? TALLY_ENOMEM : 0;
 }
 
 static int validators(tally_es_eval_t *e) {

@@ -347,3 +347,256 @@ bool tally_go_raw_span(const char *s, size_t len, const char *const *path,
   *n = i - b;
   return true;
 }
+
+/* Go's json scanner, for its error texts: a recursive reader of one value
+ * that stops at the first problem. */
+typedef struct gscan_s {
+  const char *s;
+  size_t len, i;
+  char *err;
+  size_t errlen;
+  bool failed;
+} gscan_t;
+
+/* quoteChar of Go's scanner: 'x', '\'', '"', '\n', '\x00', '\u0080'. */
+static void quote_char(unsigned char c, char *out, size_t len) {
+  if (c == '\'') {
+    snprintf(out, len, "'\\''");
+  } else if (c == '"') {
+    snprintf(out, len, "'\"'");
+  } else if (c >= 0x80) {
+    /* string(byte) is the rune U+0080..U+00FF. */
+    if (c < 0xa0 || c == 0xad)
+      snprintf(out, len, "'\\u%04x'", c);
+    else
+      snprintf(out, len, "'%c%c'", 0xc0 | (c >> 6), 0x80 | (c & 0x3f));
+  } else {
+    tally_buf_t b;
+    tally_buf_init(&b);
+    char one[2] = {(char)c, 0};
+    if (c == 0) {
+      snprintf(out, len, "'\\x00'");
+      tally_buf_close(&b);
+      return;
+    }
+    tally_go_quote(&b, one);
+    const char *q = b.oom ? "\"?\"" : tally_buf_text(&b);
+    snprintf(out, len, "'%.*s'", (int)strlen(q) - 2, q + 1);
+    tally_buf_close(&b);
+  }
+}
+
+static bool gfail(gscan_t *g, const char *context) {
+  if (g->failed)
+    return false;
+  g->failed = true;
+  if (g->i >= g->len) {
+    snprintf(g->err, g->errlen, "unexpected EOF");
+  } else {
+    char q[16];
+    quote_char((unsigned char)g->s[g->i], q, sizeof(q));
+    snprintf(g->err, g->errlen, "invalid character %s %s", q, context);
+  }
+  return false;
+}
+
+static bool gspace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static void gskip(gscan_t *g) {
+  while (g->i < g->len && gspace(g->s[g->i]))
+    g->i++;
+}
+
+static bool ghex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+         (c >= 'A' && c <= 'F');
+}
+
+static bool gstring(gscan_t *g) {
+  g->i++; /* the opening quote */
+  while (g->i < g->len) {
+    unsigned char c = (unsigned char)g->s[g->i];
+    if (c == '"') {
+      g->i++;
+      return true;
+    }
+    if (c < 0x20)
+      return gfail(g, "in string literal");
+    if (c == '\\') {
+      g->i++;
+      if (g->i >= g->len)
+        return gfail(g, "");
+      char e = g->s[g->i];
+      if (e == 'u') {
+        for (int k = 0; k < 4; k++) {
+          g->i++;
+          if (g->i >= g->len)
+            return gfail(g, "");
+          if (!ghex(g->s[g->i]))
+            return gfail(g, "in \\u hexadecimal character escape");
+        }
+      } else if (strchr("bfnrt\\/\"", e) == NULL || e == '\0') {
+        return gfail(g, "in string escape code");
+      }
+    }
+    g->i++;
+  }
+  return gfail(g, "");
+}
+
+static bool gdigits(gscan_t *g) {
+  while (g->i < g->len && g->s[g->i] >= '0' && g->s[g->i] <= '9')
+    g->i++;
+  return true;
+}
+
+static bool gnumber(gscan_t *g) {
+  if (g->s[g->i] == '-') {
+    g->i++;
+    if (g->i >= g->len)
+      return gfail(g, "");
+    if (!(g->s[g->i] >= '0' && g->s[g->i] <= '9'))
+      return gfail(g, "in numeric literal");
+  }
+  if (g->s[g->i] == '0')
+    g->i++;
+  else
+    gdigits(g);
+  if (g->i < g->len && g->s[g->i] == '.') {
+    g->i++;
+    if (g->i >= g->len)
+      return gfail(g, "");
+    if (!(g->s[g->i] >= '0' && g->s[g->i] <= '9'))
+      return gfail(g, "after decimal point in numeric literal");
+    gdigits(g);
+  }
+  if (g->i < g->len && (g->s[g->i] == 'e' || g->s[g->i] == 'E')) {
+    g->i++;
+    if (g->i < g->len && (g->s[g->i] == '+' || g->s[g->i] == '-'))
+      g->i++;
+    if (g->i >= g->len)
+      return gfail(g, "");
+    if (!(g->s[g->i] >= '0' && g->s[g->i] <= '9'))
+      return gfail(g, "in exponent of numeric literal");
+    gdigits(g);
+  }
+  return true;
+}
+
+static bool gliteral(gscan_t *g, const char *word) {
+  char ctx[40];
+  for (size_t k = 0; word[k]; k++, g->i++) {
+    if (g->i >= g->len)
+      return gfail(g, "");
+    if (g->s[g->i] != word[k]) {
+      snprintf(ctx, sizeof(ctx), "in literal %s (expecting '%c')", word,
+               word[k]);
+      return gfail(g, ctx);
+    }
+  }
+  return true;
+}
+
+static bool gvalue(gscan_t *g, int depth);
+
+static bool gobject(gscan_t *g, int depth) {
+  g->i++;
+  gskip(g);
+  if (g->i < g->len && g->s[g->i] == '}') {
+    g->i++;
+    return true;
+  }
+  for (;;) {
+    if (g->i >= g->len || g->s[g->i] != '"')
+      return gfail(g, "looking for beginning of object key string");
+    if (!gstring(g))
+      return false;
+    gskip(g);
+    if (g->i >= g->len || g->s[g->i] != ':')
+      return gfail(g, "after object key");
+    g->i++;
+    if (!gvalue(g, depth + 1))
+      return false;
+    gskip(g);
+    if (g->i < g->len && g->s[g->i] == '}') {
+      g->i++;
+      return true;
+    }
+    if (g->i >= g->len || g->s[g->i] != ',')
+      return gfail(g, "after object key:value pair");
+    g->i++;
+    gskip(g);
+  }
+}
+
+static bool garray(gscan_t *g, int depth) {
+  g->i++;
+  gskip(g);
+  if (g->i < g->len && g->s[g->i] == ']') {
+    g->i++;
+    return true;
+  }
+  for (;;) {
+    if (!gvalue(g, depth + 1))
+      return false;
+    gskip(g);
+    if (g->i < g->len && g->s[g->i] == ']') {
+      g->i++;
+      return true;
+    }
+    if (g->i >= g->len || g->s[g->i] != ',')
+      return gfail(g, "after array element");
+    g->i++;
+  }
+}
+
+static bool gvalue(gscan_t *g, int depth) {
+  gskip(g);
+  if (depth > 10000) {
+    g->failed = true;
+    snprintf(g->err, g->errlen, "exceeded max depth");
+    return false;
+  }
+  if (g->i >= g->len)
+    return gfail(g, "");
+  char c = g->s[g->i];
+  if (c == '{')
+    return gobject(g, depth);
+  if (c == '[')
+    return garray(g, depth);
+  if (c == '"')
+    return gstring(g);
+  if (c == '-' || (c >= '0' && c <= '9'))
+    return gnumber(g);
+  if (c == 't')
+    return gliteral(g, "true");
+  if (c == 'f')
+    return gliteral(g, "false");
+  if (c == 'n')
+    return gliteral(g, "null");
+  return gfail(g, "looking for beginning of value");
+}
+
+bool tally_go_decode_one(const char *s, size_t *start, size_t *end, char *err,
+                         size_t errlen) {
+  gscan_t g = {s, strlen(s), 0, err, errlen, false};
+  gskip(&g);
+  if (g.i >= g.len) {
+    snprintf(err, errlen, "EOF");
+    return false;
+  }
+  *start = g.i;
+  if (!gvalue(&g, 0))
+    return false;
+  *end = g.i;
+  /* Decoder.More: another value follows unless the rest is white space
+   * or begins with ] or }. */
+  gskip(&g);
+  if (g.i < g.len && g.s[g.i] != ']' && g.s[g.i] != '}') {
+    snprintf(err, errlen, "multiple JSON values are not allowed");
+    return false;
+  }
+  return true;
+}

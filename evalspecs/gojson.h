@@ -36,6 +36,14 @@ const char *tally_go_loose_string(const cJSON *v);
  * or null as its word, a number as %v, anything else marshalled. */
 void tally_go_stringify(tally_buf_t *b, const cJSON *v);
 
+/* Reads one JSON value from s as Go's json.Decoder does, then checks that
+ * no other follows (Decoder.More). Returns true with the value's span
+ * [*start, *end), or false with Go's error text in err ("EOF",
+ * "unexpected EOF", "invalid character 'x' looking for beginning of
+ * value", "multiple JSON values are not allowed", ...). */
+bool tally_go_decode_one(const char *s, size_t *start, size_t *end, char *err,
+                         size_t errlen);
+
 /* The span of the raw text of the value at path in the JSON text s (len
  * bytes, valid JSON): path names object keys, or "#N" for element N of
  * an array, NULL-terminated. The first of a repeated key counts. */

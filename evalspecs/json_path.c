@@ -225,12 +225,33 @@ static char *marshal(const cJSON *v) {
   return s;
 }
 
+/* One JSON value of text, read as Go's decoder reads it; NULL with Go's
+ * error text in err. */
+static cJSON *read_one(const char *text, char *err, size_t errlen) {
+  size_t start, end;
+  if (!tally_go_decode_one(text, &start, &end, err, errlen))
+    return NULL;
+  cJSON *v = cJSON_ParseWithLength(text + start, end - start);
+  if (v == NULL)
+    snprintf(err, errlen, "out of memory");
+  return v;
+}
+
+/* The word Go's json errors use for the kind of v. */
+static const char *go_kind(const cJSON *v) {
+  return cJSON_IsString(v)   ? "string"
+         : cJSON_IsNumber(v) ? "number"
+         : cJSON_IsBool(v)   ? "bool"
+         : cJSON_IsArray(v)  ? "array"
+                             : "object";
+}
+
 int tally__es_json_path(const char *actual, const char *expected,
                         tally_es_outcome_t *o) {
-  cJSON *doc = cJSON_ParseWithOpts(actual, NULL, 1);
+  char perr[600];
+  cJSON *doc = read_one(actual, perr, sizeof(perr));
   if (doc == NULL) {
-    fail_with(o, "parse actual JSON document",
-              "the actual value is not one JSON value");
+    fail_with(o, "parse actual JSON document", "%s", perr);
     return 0;
   }
   char *trimmed = tally_go_trimmed(expected);
@@ -246,14 +267,37 @@ int tally__es_json_path(const char *actual, const char *expected,
     path = trimmed;
     comparator = "exists";
   } else {
-    exp = cJSON_ParseWithOpts(trimmed, NULL, 1);
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(exp, "path");
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(exp, "comparator");
-    if (!cJSON_IsObject(exp) || (p && !cJSON_IsString(p) && !cJSON_IsNull(p)) ||
-        (c && !cJSON_IsString(c) && !cJSON_IsNull(c))) {
+    exp = read_one(trimmed, perr, sizeof(perr));
+    if (exp == NULL) {
+      fail_with(o, "parse json_path_match expectation", "%s", perr);
+      goto done;
+    }
+    if (!cJSON_IsObject(exp) && !cJSON_IsNull(exp)) {
       fail_with(o, "parse json_path_match expectation",
-                "the expectation must be a JSON object {\"path\", "
-                "\"comparator\", \"value\"} or a path starting with $");
+                "json: cannot unmarshal %s into Go value of type "
+                "scoring.jsonPathExpectation",
+                go_kind(exp));
+      goto done;
+    }
+    /* As Go decodes into the struct: the last of a repeated key. */
+    const cJSON *p = NULL, *c = NULL, *val = NULL;
+    for (const cJSON *m = cJSON_IsObject(exp) ? exp->child : NULL; m != NULL;
+         m = m->next) {
+      if (strcmp(m->string, "path") == 0)
+        p = m;
+      else if (strcmp(m->string, "comparator") == 0)
+        c = m;
+      else if (strcmp(m->string, "value") == 0)
+        val = m;
+    }
+    const cJSON *bad = p && !cJSON_IsString(p) && !cJSON_IsNull(p)   ? p
+                       : c && !cJSON_IsString(c) && !cJSON_IsNull(c) ? c
+                                                                     : NULL;
+    if (bad != NULL) {
+      fail_with(o, "parse json_path_match expectation",
+                "json: cannot unmarshal %s into Go struct field "
+                "jsonPathExpectation.%s of type string",
+                go_kind(bad), bad->string);
       goto done;
     }
     if (!cJSON_IsString(p) || tally_go_blank(p->valuestring)) {
@@ -261,9 +305,7 @@ int tally__es_json_path(const char *actual, const char *expected,
       goto done;
     }
     path = p->valuestring;
-    want = cJSON_GetObjectItemCaseSensitive(exp, "value");
-    if (cJSON_IsNull(want))
-      want = NULL;
+    want = cJSON_IsNull(val) ? NULL : val;
     comparator = cJSON_IsString(c) ? c->valuestring : "";
   }
   char *cpath = tally_go_trimmed(path), *ccomp = tally_go_trimmed(comparator);
