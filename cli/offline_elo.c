@@ -122,7 +122,8 @@ static int cmp_rating(const void *a, const void *b) {
  * prints a line per participant and contest. Returns 0 or
  * EXIT_JOB_FAILED (out of memory). */
 static int elo_print(elo_run_t *r) {
-  qsort(r->seen, r->n, sizeof(*r->seen), cmp_by_submission);
+  if (r->n > 1)
+    qsort(r->seen, r->n, sizeof(*r->seen), cmp_by_submission);
   size_t kept = 0;
   for (size_t k = 0; k < r->n; k++) {
     bool last = k + 1 == r->n ||

@@ -249,7 +249,8 @@ static int transcript(tally_es_evidence_t *ev, const tally_es_run_t *run) {
     }
   }
   free(order);
-  qsort(ev->turns, ev->nturns, sizeof(*ev->turns), cmp_turn);
+  if (ev->nturns > 1)
+    qsort(ev->turns, ev->nturns, sizeof(*ev->turns), cmp_turn);
   return 0;
 }
 
@@ -470,8 +471,10 @@ int tally_es_evidence_build(tally_es_evidence_t *ev,
     if (u->total == 0 && (u->input > 0 || u->output > 0))
       u->total = u->input + u->output;
   }
-  qsort(ev->usage, ev->nusage, sizeof(*ev->usage), cmp_usage);
-  qsort(ev->models, ev->nmodels, sizeof(*ev->models), cmp_usage);
+  if (ev->nusage > 1)
+    qsort(ev->usage, ev->nusage, sizeof(*ev->usage), cmp_usage);
+  if (ev->nmodels > 1)
+    qsort(ev->models, ev->nmodels, sizeof(*ev->models), cmp_usage);
   if (ev->final_output == NULL)
     ev->warnings[ev->nwarnings++] = "final output evidence is unavailable";
   if (ev->completed < 0)

@@ -246,11 +246,18 @@ void tally_go_stringify(tally_buf_t *b, const cJSON *v) {
   }
 }
 
-/* Skips the JSON value at s[*i] (text already known to be valid JSON). */
+/* White space as cJSON reads it (any byte up to 0x20), so that spans are
+ * found in every text the job decoder accepted. */
+static bool raw_space(char c) {
+  return (unsigned char)c <= 0x20;
+}
+
+/* Skips the JSON value at s[*i] (text already known to be valid JSON);
+ * always moves forward. */
 static void skip_value(const char *s, size_t len, size_t *i) {
   int depth = 0;
   do {
-    while (*i < len && strchr(" \t\r\n", s[*i]) != NULL && s[*i] != '\0')
+    while (*i < len && raw_space(s[*i]))
       (*i)++;
     if (*i >= len)
       return;
@@ -269,15 +276,15 @@ static void skip_value(const char *s, size_t len, size_t *i) {
     } else if (c == ',' || c == ':') {
       (*i)++;
     } else {
-      while (*i < len && strchr(",:]} \t\r\n", s[*i]) == NULL)
+      (*i)++;
+      while (*i < len && !raw_space(s[*i]) && strchr(",:]}", s[*i]) == NULL)
         (*i)++;
     }
   } while (depth > 0 && *i < len);
 }
 
 static void skip_space(const char *s, size_t len, size_t *i) {
-  while (*i < len &&
-         (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\r' || s[*i] == '\n'))
+  while (*i < len && raw_space(s[*i]))
     (*i)++;
 }
 

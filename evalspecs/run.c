@@ -568,7 +568,7 @@ int tally_es_run_decode(tally_es_run_t *r, const cJSON *run,
       pop(&d, o2);
     }
   }
-  if (d.rc == 0)
+  if (d.rc == 0 && r->nevents > 1)
     qsort(r->events, r->nevents, sizeof(*r->events), cmp_event);
   static const char *const raw_path[] = {"run", "challenge_inputs", "#0",
                                          "payload", NULL};
