@@ -25,7 +25,7 @@ uint32_t bench_rng_below(uint32_t n) {
 }
 
 void bench_putf(tally_buf_t *b, const char *fmt, ...) {
-  char tmp[256];
+  char tmp[1024];
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);

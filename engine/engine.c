@@ -155,6 +155,8 @@ static int score_run(tally_engine_t *e, const tally_task_t *task,
 int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
                        const char *extra, tally_buf_t *out) {
   const tally_task_t *task = NULL;
+  /* The last run's evaluation points into the last job: it goes first. */
+  drop_eval(e);
   e->task = e->decoded_task = NULL;
   e->details_ready = false;
   int rc = tally_job_parse(&e->job, text, len, e->err, sizeof(e->err));

@@ -78,13 +78,19 @@ static bool members(rdec_t *r, const cJSON *obj, const char *const *keys,
     size_t i = 0;
     while (keys[i] != NULL && strcmp(keys[i], m->string) != 0)
       i++;
-    size_t old = push(r, ".%s", m->string);
-    if (keys[i] == NULL)
-      bad(r, "unknown key");
-    for (const cJSON *n = obj->child; n != m; n = n->next)
-      if (strcmp(n->string, m->string) == 0)
-        bad(r, "key appears twice");
-    pop(r, old);
+    /* A key given twice: one of the known keys, already found (or met
+     * as null before). */
+    bool twice = false;
+    for (const cJSON *n = keys[i] != NULL && found[i] == NULL ? obj->child
+                                                              : NULL;
+         n != NULL && n != m && !twice; n = n->next)
+      twice = strcmp(n->string, m->string) == 0;
+    twice = twice || (keys[i] != NULL && found[i] != NULL);
+    if (keys[i] == NULL || twice) {
+      size_t old = push(r, ".%s", m->string);
+      bad(r, keys[i] == NULL ? "unknown key" : "key appears twice");
+      pop(r, old);
+    }
     if (keys[i] != NULL && !cJSON_IsNull(m))
       found[i] = m;
   }
@@ -502,10 +508,8 @@ int tally_es_run_decode(tally_es_run_t *r, const cJSON *run,
                         char *err, size_t errlen) {
   memset(r, 0, sizeof(*r));
   rdec_t d = {.err = err, .errlen = errlen};
-  r->root = cJSON_Duplicate(run, 1);
-  r->judges_root = judges != NULL ? cJSON_Duplicate(judges, 1) : NULL;
-  if (r->root == NULL || (judges != NULL && r->judges_root == NULL))
-    return oom(&d);
+  r->root = run;
+  r->judges_root = judges;
   push(&d, "run");
   static const char *const keys[] = {
       "run_agent_id", "evaluation_spec_id",     "challenge_inputs",
@@ -625,8 +629,6 @@ void tally_es_run_free(tally_es_run_t *r) {
     free(r->judges[i].reason);
   }
   free(r->judges);
-  cJSON_Delete(r->root);
-  cJSON_Delete(r->judges_root);
   free(r->payload_raw);
   memset(r, 0, sizeof(*r));
 }

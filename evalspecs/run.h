@@ -65,8 +65,10 @@ typedef struct tally_es_judge_result_s {
 } tally_es_judge_result_t;
 
 typedef struct tally_es_run_s {
-  cJSON *root; /* a copy of the job's run; the pointers above point in */
-  cJSON *judges_root;
+  /* The job's run and judge results, borrowed: the payloads and values
+   * above point into them, so the job must outlive r. */
+  const cJSON *root;
+  const cJSON *judges_root;
   tally_es_uuid_t run_agent_id, spec_id;
   tally_es_input_t *inputs;
   size_t ninputs;
@@ -82,8 +84,9 @@ typedef struct tally_es_run_s {
   char *payload_raw;
 } tally_es_run_t;
 
-/* Decodes run (and judges, an array or NULL) into r, which it owns until
- * tally_es_run_free; text (len bytes, or NULL) is the job's JSON text, in
+/* Decodes run (and judges, an array or NULL) into r, whose own
+ * allocations last until tally_es_run_free (run and judges must outlive
+ * r); text (len bytes, or NULL) is the job's JSON text, in
  * which the run is the member "run". Returns 0, or TALLY_EJOB with err
  * naming the path ("run.events[2].occurred_at: ..."), or TALLY_ENOMEM. */
 int tally_es_run_decode(tally_es_run_t *r, const cJSON *run,
