@@ -387,8 +387,11 @@ static void quote_char(unsigned char c, char *out, size_t len) {
       return;
     }
     tally_go_quote(&b, one);
-    const char *q = b.oom ? "\"?\"" : tally_buf_text(&b);
-    snprintf(out, len, "'%.*s'", (int)strlen(q) - 2, q + 1);
+    /* Go's quote of the byte, its double quotes swapped for single ones. */
+    if (b.oom || b.len < 2)
+      snprintf(out, len, "'?'");
+    else
+      snprintf(out, len, "'%.*s'", (int)(b.len - 2), b.data + 1);
     tally_buf_close(&b);
   }
 }
