@@ -1,8 +1,7 @@
 /* agent_run scoring through the engine (docs/evaluation-specs.md): each
  * strategy with gates passing, failing and unavailable; the validity
  * ladder; the null overall score; and the validators at their edges
- * (empty, Unicode, huge, regex limits). Invalid UTF-8 cannot reach them:
- * the job decoder refuses it; fuzz_run feeds them everything else. */
+ * (empty, Unicode, invalid UTF-8, huge, regex limits). */
 #include "support.h"
 
 #include <criterion/criterion.h>
@@ -270,6 +269,21 @@ Test(evalspec_scoring, fuzzy_match_edges) {
                0.5);
   cr_expect_str_eq(ts_str_at(r, "details.validator_results[0].reason"),
                    "similarity 0.5000 is below threshold 0.8000");
+  cJSON_Delete(r);
+}
+
+Test(evalspec_scoring, invalid_utf8_counts_each_bad_byte_as_one_rune) {
+  /* The final output's raw bytes "caf\xe9" against "café": c, a, f, U+FFFD
+   * against c, a, f, é: one substitution over 8 code points. */
+  cJSON *r = one("{\"key\": \"f\", \"type\": \"fuzzy_match\", \"target\": "
+                 "\"final_output\", \"expected_from\": \"literal:café\", "
+                 "\"config\": {\"threshold\": 0}}",
+                 "\"caf\xe9\"");
+  cr_expect_eq(ts_num_at(r, "details.validator_results[0].normalized_score"),
+               0.875);
+  /* and the evaluation is still valid JSON, the bad byte as U+FFFD */
+  cr_expect_str_eq(ts_str_at(r, "details.validator_results[0].actual_value"),
+                   "caf\xef\xbf\xbd");
   cJSON_Delete(r);
 }
 
