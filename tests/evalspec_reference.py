@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Checks tally's agent_run scoring against the reference engine's own
 answers: tests/evalspecs/reference_cases.jsonl holds random evaluation specs
-and runs with what AgentClash's scoring engine returned for each (or that
-it refused the spec). Every field of tally's evaluation object (the result's
+and runs (some with LLM judge results) with what AgentClash's scoring
+engine returned for each (or that it refused the spec). Every field of tally's evaluation object (the result's
 "details") must equal the reference's, numbers exactly; a spec the reference
 refused must be refused by `tally check` (exit 2), and one it accepted must
 be accepted.
@@ -78,8 +78,11 @@ def main():
                     problems.append("case %d: the reference refused the spec, "
                                     "tally check exited %d" % (i, r.returncode))
             else:
-                jobs.append((i, {"submission": "s%d" % i, "task": "t%d" % i,
-                                 "participant": "p", "run": c["run"]}))
+                job = {"submission": "s%d" % i, "task": "t%d" % i,
+                       "participant": "p", "run": c["run"]}
+                if "llm_judge_results" in c:
+                    job["llm_judge_results"] = c["llm_judge_results"]
+                jobs.append((i, job))
         jpath = os.path.join(tmp, "jobs.jsonl")
         with open(jpath, "w", encoding="utf-8") as f:
             for _, j in jobs:
