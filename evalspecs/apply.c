@@ -580,6 +580,8 @@ static void boolean_assert(const char *actual, const char *expected,
 
 int tally__es_json_path(const char *actual, const char *expected,
                         tally_es_outcome_t *o);
+int tally__es_json_schema(const char *actual, const char *expected,
+                          tally_es_outcome_t *o);
 
 int tally_es_apply(const tally_es_validator_t *v, const char *actual,
                    const char *expected, tally_es_outcome_t *o) {
@@ -611,6 +613,8 @@ int tally_es_apply(const tally_es_validator_t *v, const char *actual,
     token_f1(v, actual, expected, o);
   } else if (strcmp(t, "json_path_match") == 0) {
     tally__es_json_path(actual, expected, o);
+  } else if (strcmp(t, "json_schema") == 0) {
+    tally__es_json_schema(actual, expected, o);
   } else {
     o->verdict = TALLY_ES_VERROR;
     char *q = quote(t);

@@ -610,3 +610,21 @@ bool tally_go_decode_one(const char *s, size_t *start, size_t *end, char *err,
   }
   return true;
 }
+
+bool tally_go_unmarshal_check(const char *s, char *err, size_t errlen) {
+  gscan_t g = {s, strlen(s), 0, err, errlen, false};
+  gskip(&g);
+  if (g.i >= g.len || !gvalue(&g, 0)) {
+    if (g.i >= g.len || strcmp(err, "unexpected EOF") == 0)
+      snprintf(err, errlen, "unexpected end of JSON input");
+    return false;
+  }
+  gskip(&g);
+  if (g.i < g.len) {
+    char q[16];
+    quote_char((unsigned char)g.s[g.i], q, sizeof(q));
+    snprintf(err, errlen, "invalid character %s after top-level value", q);
+    return false;
+  }
+  return true;
+}

@@ -44,6 +44,12 @@ void tally_go_stringify(tally_buf_t *b, const cJSON *v);
 bool tally_go_decode_one(const char *s, size_t *start, size_t *end, char *err,
                          size_t errlen);
 
+/* Checks s as json.Unmarshal does before decoding: one value and only
+ * white space after it. Returns true, or false with Go's error text
+ * ("unexpected end of JSON input", "invalid character 'x' after top-level
+ * value", ...). */
+bool tally_go_unmarshal_check(const char *s, char *err, size_t errlen);
+
 /* The span of the raw text of the value at path in the JSON text s (len
  * bytes, valid JSON): path names object keys, or "#N" for element N of
  * an array, NULL-terminated. The first of a repeated key counts. */

@@ -5,6 +5,7 @@
 #include "evalspecs/apply.h"
 #include "evalspecs/gojson.h"
 #include "evalspecs/gostr.h"
+#include "evalspecs/jsonschema.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -411,5 +412,68 @@ done:
   cJSON_Delete(exp);
   cJSON_Delete(doc);
   free(trimmed);
+  return 0;
+}
+
+/* json_schema: the actual text must be valid against the expected text, a
+ * JSON Schema (2020-12; a draft-07 $schema is read as 2020-12). */
+int tally__es_json_schema(const char *actual, const char *expected,
+                          tally_es_outcome_t *o) {
+  char perr[600];
+  cJSON *doc = read_one(actual, perr, sizeof(perr));
+  if (doc == NULL) {
+    fail_with(o, "parse actual JSON document", "%s", perr);
+    return 0;
+  }
+  cJSON *schema = NULL;
+  tally_js_t *js = NULL;
+  if (!tally_go_unmarshal_check(expected, perr, sizeof(perr))) {
+    fail_with(o, "parse JSON schema", "%s", perr);
+    goto done;
+  }
+  if ((schema = cJSON_Parse(expected)) == NULL) {
+    fail_with(o, "parse JSON schema", "out of memory");
+    goto done;
+  }
+  const cJSON *sch = cJSON_IsObject(schema)
+                         ? cJSON_GetObjectItemCaseSensitive(schema, "$schema")
+                         : NULL;
+  const char *draft = cJSON_IsString(sch) && sch->valuestring[0] != '\0'
+                          ? sch->valuestring
+                          : "https://json-schema.org/draft/2020-12/schema";
+  if (!cJSON_IsObject(schema) && !cJSON_IsBool(schema)) {
+    fail_with(o, "parse JSON schema",
+              "json: cannot unmarshal %s into Go value of type "
+              "jsonschema.Schema",
+              go_kind(schema));
+    goto done;
+  }
+  if ((js = tally_js_compile(schema, perr, sizeof(perr))) == NULL) {
+    bool draft_error = strncmp(perr, "unsupported JSON schema draft", 29) == 0;
+    if (!draft_error)
+      cJSON_AddStringToObject(o->evidence, "schema_draft", draft);
+    fail_with(o, draft_error ? "parse JSON schema" : "resolve JSON schema",
+              "%s", perr);
+    goto done;
+  }
+  cJSON_AddStringToObject(o->evidence, "schema_draft", draft);
+  int rc = tally_js_validate(js, doc, perr, sizeof(perr));
+  if (rc < 0) {
+    fail_with(o, "resolve JSON schema", "%s", perr);
+  } else {
+    o->verdict = rc ? TALLY_ES_PASS : TALLY_ES_FAIL;
+    o->has_score = true;
+    o->score = rc ? 1 : 0;
+    tally_buf_reset(&o->reason);
+    if (!rc) {
+      tally_buf_puts(&o->reason, "json schema validation failed");
+      cJSON_AddStringToObject(o->evidence, "validation_error", perr);
+      cJSON_AddStringToObject(o->evidence, "validation_target", "actual_value");
+    }
+  }
+done:
+  tally_js_free(js);
+  cJSON_Delete(schema);
+  cJSON_Delete(doc);
   return 0;
 }

@@ -2,6 +2,7 @@
  * rules, in the reference's order, each failure named by its JSON path. */
 #include "config/error.h"
 #include "evalspecs/gostr.h"
+#include "evalspecs/jsonschema.h"
 #include "evalspecs/spec_int.h"
 #include "evalspecs/validators.h"
 
@@ -621,6 +622,15 @@ static void check_judges(checker_t *c, const tally_es_spec_t *s,
     } else if (j->has_consensus) {
       err(c, "is only valid when multiple models are declared",
           "llm_judges[%zu].consensus", i);
+    }
+    if (j->output_schema != NULL) {
+      char why[200];
+      tally_js_t *js = tally_js_compile(j->output_schema, why, sizeof(why));
+      if (js == NULL) {
+        snprintf(msg, sizeof(msg), "must be valid JSON Schema: %s", why);
+        err(c, msg, "llm_judges[%zu].output_schema", i);
+      }
+      tally_js_free(js);
     }
     for (size_t k = 0; k < j->ncontext_from; k++)
       if (!tally_es_reference_ok(j->context_from[k]))

@@ -302,8 +302,7 @@ static const tally_es_vtype_t vtypes[] = {
     {"exact_match", NEEDS, NULL, NULL},
     {"contains", NEEDS, NULL, NULL},
     {"regex_match", NEEDS, NULL, NULL},
-    /* Its JSON Schema 2020-12 validator is not built yet. */
-    {"json_schema", NEEDS | LATER, NULL, NULL},
+    {"json_schema", NEEDS, NULL, NULL},
     {"json_path_match", NEEDS, NULL, NULL},
     {"boolean_assert", NEEDS, NULL, NULL},
     {"fuzzy_match", NEEDS, fuzzy_parse, free},

@@ -1,0 +1,1100 @@
+/* JSON Schema 2020-12 validation: see jsonschema.h. The schema is walked
+ * once to register its resources ($id), anchors and each subschema's base
+ * URI; validation then interprets the schema's JSON directly, carrying the
+ * evaluated properties and items that unevaluated* read, and the dynamic
+ * scope that $dynamicRef reads. */
+#include "evalspecs/jsonschema.h"
+#include "evalspecs/gostr.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <math.h>
+#include <pcre2.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char *const tally_js_meta_schemas[];
+
+#define ROOT_URI "tally:///schema.json"
+#define MAX_DEPTH 200
+
+/* URIs (RFC 3986): parse, resolve a reference against a base. */
+
+typedef struct uri_s {
+  const char *scheme, *auth, *path, *query, *frag;
+  size_t ls, la, lp, lq, lf;
+  bool has_scheme, has_auth, has_query, has_frag;
+} uri_t;
+
+static void uri_parse(const char *s, uri_t *u) {
+  memset(u, 0, sizeof(*u));
+  const char *p = s;
+  const char *colon = strpbrk(p, ":/?#");
+  if (colon != NULL && *colon == ':' && colon != p) {
+    u->has_scheme = true;
+    u->scheme = p;
+    u->ls = (size_t)(colon - p);
+    p = colon + 1;
+  }
+  if (p[0] == '/' && p[1] == '/') {
+    p += 2;
+    u->has_auth = true;
+    u->auth = p;
+    u->la = strcspn(p, "/?#");
+    p += u->la;
+  }
+  u->path = p;
+  u->lp = strcspn(p, "?#");
+  p += u->lp;
+  if (*p == '?') {
+    u->has_query = true;
+    u->query = ++p;
+    u->lq = strcspn(p, "#");
+    p += u->lq;
+  }
+  if (*p == '#') {
+    u->has_frag = true;
+    u->frag = ++p;
+    u->lf = strlen(p);
+  }
+}
+
+/* remove_dot_segments of RFC 3986, section 5.2.4, into out. */
+static void remove_dots(const char *in, size_t n, char *out) {
+  char *buf = malloc(n + 1);
+  if (buf == NULL) {
+    memcpy(out, in, n);
+    out[n] = '\0';
+    return;
+  }
+  memcpy(buf, in, n);
+  buf[n] = '\0';
+  char *a = buf;
+  size_t o = 0;
+  while (*a) {
+    if (strncmp(a, "../", 3) == 0) {
+      a += 3;
+    } else if (strncmp(a, "./", 2) == 0) {
+      a += 2;
+    } else if (strncmp(a, "/./", 3) == 0) {
+      a += 2;
+    } else if (strcmp(a, "/.") == 0) {
+      a[1] = '\0';
+    } else if (strncmp(a, "/../", 4) == 0 || strcmp(a, "/..") == 0) {
+      a += 3;
+      if (*a == '\0') {
+        a--;
+        *a = '/';
+      }
+      while (o > 0 && out[o - 1] != '/')
+        o--;
+      if (o > 0)
+        o--;
+    } else if (strcmp(a, ".") == 0 || strcmp(a, "..") == 0) {
+      *a = '\0';
+    } else {
+      size_t k = (*a == '/') ? 1 : 0;
+      k += strcspn(a + k, "/");
+      memcpy(out + o, a, k);
+      o += k;
+      a += k;
+    }
+  }
+  out[o] = '\0';
+  free(buf);
+}
+
+/* The reference ref resolved against base (RFC 3986, section 5.2.2), as
+ * a new string. */
+static char *uri_resolve(const char *base, const char *ref) {
+  uri_t b, r;
+  uri_parse(base, &b);
+  uri_parse(ref, &r);
+  size_t cap = strlen(base) + strlen(ref) + 8;
+  char *out = malloc(cap), *path = malloc(cap), *merged = malloc(cap);
+  if (out == NULL || path == NULL || merged == NULL) {
+    free(out);
+    free(path);
+    free(merged);
+    return NULL;
+  }
+  const uri_t *sch = &r, *aut = &r, *qry = &r;
+  if (r.has_scheme) {
+    remove_dots(r.path, r.lp, path);
+  } else {
+    sch = &b;
+    if (r.has_auth) {
+      remove_dots(r.path, r.lp, path);
+    } else {
+      aut = &b;
+      if (r.lp == 0) {
+        memcpy(path, b.path, b.lp);
+        path[b.lp] = '\0';
+        if (!r.has_query)
+          qry = &b;
+      } else {
+        if (r.path[0] == '/') {
+          remove_dots(r.path, r.lp, path);
+        } else {
+          size_t m = 0;
+          if (b.has_auth && b.lp == 0) {
+            merged[m++] = '/';
+          } else {
+            const char *slash = NULL;
+            for (const char *q = b.path; q < b.path + b.lp; q++)
+              if (*q == '/')
+                slash = q;
+            if (slash != NULL) {
+              memcpy(merged, b.path, (size_t)(slash - b.path + 1));
+              m = (size_t)(slash - b.path + 1);
+            }
+          }
+          memcpy(merged + m, r.path, r.lp);
+          m += r.lp;
+          merged[m] = '\0';
+          remove_dots(merged, m, path);
+        }
+      }
+    }
+  }
+  size_t o = 0;
+  if (sch->has_scheme)
+    o += (size_t)snprintf(out + o, cap - o, "%.*s:", (int)sch->ls, sch->scheme);
+  if (aut->has_auth)
+    o += (size_t)snprintf(out + o, cap - o, "//%.*s", (int)aut->la, aut->auth);
+  o += (size_t)snprintf(out + o, cap - o, "%s", path);
+  if (qry->has_query)
+    o += (size_t)snprintf(out + o, cap - o, "?%.*s", (int)qry->lq, qry->query);
+  if (r.has_frag)
+    snprintf(out + o, cap - o, "#%.*s", (int)r.lf, r.frag);
+  free(path);
+  free(merged);
+  return out;
+}
+
+/* The registry: resources by URI (no fragment), anchors by URI#name, and
+ * the base URI of every schema object met. */
+
+typedef struct entry_s {
+  char *uri; /* without fragment, or with #anchor */
+  const cJSON *node;
+  bool dynamic; /* a $dynamicAnchor */
+} entry_t;
+
+typedef struct base_s {
+  const cJSON *node;
+  const char *uri; /* one of the entries' resource uris */
+} base_t;
+
+struct tally_js_s {
+  const cJSON *root;
+  cJSON **metas; /* the meta-schemas, parsed */
+  size_t nmetas;
+  entry_t *entries;
+  size_t n, cap;
+  base_t *bases;
+  size_t nbases, capbases;
+  char **uris; /* owned base strings */
+  size_t nuris, capuris;
+  /* validation state */
+  const char *scope[MAX_DEPTH + 8];
+  size_t nscope;
+  int depth;
+  char *err;
+  size_t errlen;
+  bool schema_error;
+};
+
+static const char *keep_uri(tally_js_t *js, char *uri) {
+  if (uri == NULL)
+    return NULL;
+  if (js->nuris == js->capuris) {
+    size_t c = js->capuris ? js->capuris * 2 : 16;
+    char **l = realloc(js->uris, c * sizeof(*l));
+    if (l == NULL) {
+      free(uri);
+      return NULL;
+    }
+    js->uris = l;
+    js->capuris = c;
+  }
+  js->uris[js->nuris++] = uri;
+  return uri;
+}
+
+static bool add_entry(tally_js_t *js, const char *uri, const cJSON *node,
+                      bool dynamic) {
+  if (js->n == js->cap) {
+    size_t c = js->cap ? js->cap * 2 : 32;
+    entry_t *l = realloc(js->entries, c * sizeof(*l));
+    if (l == NULL)
+      return false;
+    js->entries = l;
+    js->cap = c;
+  }
+  char *u = strdup(uri);
+  if (u == NULL)
+    return false;
+  js->entries[js->n++] = (entry_t){u, node, dynamic};
+  return true;
+}
+
+static const entry_t *find_entry(const tally_js_t *js, const char *uri) {
+  for (size_t i = 0; i < js->n; i++)
+    if (strcmp(js->entries[i].uri, uri) == 0)
+      return &js->entries[i];
+  return NULL;
+}
+
+static bool add_base(tally_js_t *js, const cJSON *node, const char *uri) {
+  if (js->nbases == js->capbases) {
+    size_t c = js->capbases ? js->capbases * 2 : 64;
+    base_t *l = realloc(js->bases, c * sizeof(*l));
+    if (l == NULL)
+      return false;
+    js->bases = l;
+    js->capbases = c;
+  }
+  js->bases[js->nbases++] = (base_t){node, uri};
+  return true;
+}
+
+static const char *base_of(const tally_js_t *js, const cJSON *node) {
+  for (size_t i = 0; i < js->nbases; i++)
+    if (js->bases[i].node == node)
+      return js->bases[i].uri;
+  return NULL;
+}
+
+/* The keywords whose values are schemas, lists of them or maps of them. */
+static const char *const one_schema[] = {"additionalProperties",
+                                         "propertyNames",
+                                         "items",
+                                         "contains",
+                                         "if",
+                                         "then",
+                                         "else",
+                                         "not",
+                                         "unevaluatedItems",
+                                         "unevaluatedProperties",
+                                         "contentSchema",
+                                         "additionalItems",
+                                         NULL};
+static const char *const schema_lists[] = {"allOf", "anyOf", "oneOf",
+                                           "prefixItems", NULL};
+static const char *const schema_maps[] = {"$defs",
+                                          "definitions",
+                                          "properties",
+                                          "patternProperties",
+                                          "dependentSchemas",
+                                          NULL};
+
+static bool listed(const char *const *l, const char *s) {
+  for (size_t i = 0; l[i] != NULL; i++)
+    if (strcmp(l[i], s) == 0)
+      return true;
+  return false;
+}
+
+/* Strips a trailing empty fragment ("#"); true when uri had a non-empty
+ * one. */
+static bool strip_fragment(char *uri) {
+  char *h = strchr(uri, '#');
+  if (h == NULL)
+    return false;
+  bool nonempty = h[1] != '\0';
+  *h = '\0';
+  return nonempty;
+}
+
+static bool walk(tally_js_t *js, const cJSON *node, const char *base) {
+  if (!cJSON_IsObject(node))
+    return true;
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(node, "$id");
+  if (cJSON_IsString(id)) {
+    char *uri = uri_resolve(base, id->valuestring);
+    if (uri == NULL)
+      return false;
+    strip_fragment(uri);
+    if ((base = keep_uri(js, uri)) == NULL || !add_entry(js, base, node, false))
+      return false;
+  }
+  if (!add_base(js, node, base))
+    return false;
+  static const char *const anchors[] = {"$anchor", "$dynamicAnchor"};
+  for (int k = 0; k < 2; k++) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(node, anchors[k]);
+    if (!cJSON_IsString(a))
+      continue;
+    size_t n = strlen(base) + strlen(a->valuestring) + 2;
+    char *u = malloc(n);
+    if (u == NULL)
+      return false;
+    snprintf(u, n, "%s#%s", base, a->valuestring);
+    bool ok = add_entry(js, u, node, k == 1);
+    free(u);
+    if (!ok)
+      return false;
+  }
+  for (const cJSON *m = node->child; m != NULL; m = m->next) {
+    if (listed(one_schema, m->string)) {
+      if (cJSON_IsArray(m)) { /* draft-07 items */
+        for (const cJSON *x = m->child; x; x = x->next)
+          if (!walk(js, x, base))
+            return false;
+      } else if (!walk(js, m, base)) {
+        return false;
+      }
+    } else if (listed(schema_lists, m->string) && cJSON_IsArray(m)) {
+      for (const cJSON *x = m->child; x; x = x->next)
+        if (!walk(js, x, base))
+          return false;
+    } else if ((listed(schema_maps, m->string) ||
+                strcmp(m->string, "dependencies") == 0) &&
+               cJSON_IsObject(m)) {
+      for (const cJSON *x = m->child; x; x = x->next)
+        if (!walk(js, x, base))
+          return false;
+    }
+  }
+  return true;
+}
+
+static bool add_document(tally_js_t *js, const cJSON *doc, const char *base) {
+  const char *b = keep_uri(js, strdup(base));
+  if (b == NULL)
+    return false;
+  /* The document is a resource at base unless its $id says otherwise. */
+  if (!cJSON_IsObject(doc) ||
+      !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(doc, "$id"))) {
+    if (!add_entry(js, b, doc, false))
+      return false;
+  }
+  return walk(js, doc, b);
+}
+
+static int schema_fail(tally_js_t *js, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int schema_fail(tally_js_t *js, const char *fmt, ...) {
+  if (!js->schema_error) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(js->err, js->errlen, fmt, ap);
+    va_end(ap);
+  }
+  js->schema_error = true;
+  return -1;
+}
+
+/* Follows the JSON pointer p (a URI fragment, percent-encoded) from node. */
+static const cJSON *pointer(const cJSON *node, const char *p) {
+  char tok[512];
+  while (*p == '/' && node != NULL) {
+    p++;
+    size_t k = 0;
+    while (*p && *p != '/' && k + 1 < sizeof(tok)) {
+      char c = *p++;
+      if (c == '%' && p[0] && p[1]) {
+        char hex[3] = {p[0], p[1], 0};
+        c = (char)strtol(hex, NULL, 16);
+        p += 2;
+      }
+      tok[k++] = c;
+    }
+    tok[k] = '\0';
+    /* ~1 is /, ~0 is ~ */
+    size_t w = 0;
+    for (size_t r = 0; r < k; r++) {
+      if (tok[r] == '~' && tok[r + 1] == '1') {
+        tok[w++] = '/';
+        r++;
+      } else if (tok[r] == '~' && tok[r + 1] == '0') {
+        tok[w++] = '~';
+        r++;
+      } else {
+        tok[w++] = tok[r];
+      }
+    }
+    tok[w] = '\0';
+    if (cJSON_IsArray(node)) {
+      char *end;
+      long i = strtol(tok, &end, 10);
+      node = *end == '\0' && tok[0] != '\0' ? cJSON_GetArrayItem(node, (int)i)
+                                            : NULL;
+    } else if (cJSON_IsObject(node)) {
+      node = cJSON_GetObjectItemCaseSensitive(node, tok);
+    } else {
+      node = NULL;
+    }
+  }
+  return node;
+}
+
+/* The node a reference names, from the base of the schema that holds it;
+ * *dynamic_name receives the fragment when it names an anchor. */
+static const cJSON *resolve_ref(tally_js_t *js, const char *base,
+                                const char *ref, char **full) {
+  char *uri = uri_resolve(base, ref);
+  *full = uri;
+  if (uri == NULL)
+    return NULL;
+  char *hash = strchr(uri, '#');
+  const char *frag = hash ? hash + 1 : "";
+  if (hash != NULL && frag[0] != '\0' && frag[0] != '/') {
+    const entry_t *a = find_entry(js, uri);
+    return a ? a->node : NULL;
+  }
+  if (hash != NULL)
+    *hash = '\0';
+  const entry_t *res = find_entry(js, uri);
+  if (hash != NULL)
+    *hash = '#';
+  if (res == NULL)
+    return NULL;
+  return frag[0] == '/' ? pointer(res->node, frag) : res->node;
+}
+
+/* Annotations: what an object's or array's schemas evaluated. */
+typedef struct ann_s {
+  const cJSON **props; /* members of the instance */
+  size_t nprops, capprops;
+  bool *items;
+  size_t nitems;
+} ann_t;
+
+static void ann_free(ann_t *a) {
+  free(a->props);
+  free(a->items);
+  memset(a, 0, sizeof(*a));
+}
+
+static bool ann_prop(ann_t *a, const cJSON *m) {
+  for (size_t i = 0; i < a->nprops; i++)
+    if (a->props[i] == m)
+      return true;
+  if (a->nprops == a->capprops) {
+    size_t c = a->capprops ? a->capprops * 2 : 8;
+    const cJSON **l = realloc(a->props, c * sizeof(*l));
+    if (l == NULL)
+      return false;
+    a->props = l;
+    a->capprops = c;
+  }
+  a->props[a->nprops++] = m;
+  return true;
+}
+
+static bool ann_item(ann_t *a, const cJSON *inst, size_t i) {
+  if (a->items == NULL) {
+    a->nitems = (size_t)cJSON_GetArraySize(inst);
+    if ((a->items = calloc(a->nitems + 1, 1)) == NULL)
+      return false;
+  }
+  if (i < a->nitems)
+    a->items[i] = true;
+  return true;
+}
+
+static bool ann_merge(ann_t *a, const ann_t *b, const cJSON *inst) {
+  for (size_t i = 0; i < b->nprops; i++)
+    if (!ann_prop(a, b->props[i]))
+      return false;
+  for (size_t i = 0; b->items != NULL && i < b->nitems; i++)
+    if (b->items[i] && !ann_item(a, inst, i))
+      return false;
+  return true;
+}
+
+static bool has_prop(const ann_t *a, const cJSON *m) {
+  for (size_t i = 0; i < a->nprops; i++)
+    if (a->props[i] == m)
+      return true;
+  return false;
+}
+
+/* JSON equality: numbers by value, objects by members. */
+static bool json_equal(const cJSON *a, const cJSON *b) {
+  if (cJSON_IsNumber(a) || cJSON_IsNumber(b))
+    return cJSON_IsNumber(a) && cJSON_IsNumber(b) &&
+           a->valuedouble == b->valuedouble;
+  if ((a->type & 0xff) != (b->type & 0xff))
+    return false;
+  if (cJSON_IsString(a))
+    return strcmp(a->valuestring, b->valuestring) == 0;
+  if (cJSON_IsArray(a)) {
+    if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+      return false;
+    for (const cJSON *x = a->child, *y = b->child; x; x = x->next, y = y->next)
+      if (!json_equal(x, y))
+        return false;
+    return true;
+  }
+  if (cJSON_IsObject(a)) {
+    if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+      return false;
+    for (const cJSON *x = a->child; x; x = x->next) {
+      const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
+      if (y == NULL || !json_equal(x, y))
+        return false;
+    }
+    return true;
+  }
+  return true;
+}
+
+static bool is_integer(const cJSON *v) {
+  return cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+         v->valuedouble == floor(v->valuedouble);
+}
+
+static bool type_is(const cJSON *inst, const char *t) {
+  if (strcmp(t, "object") == 0)
+    return cJSON_IsObject(inst);
+  if (strcmp(t, "array") == 0)
+    return cJSON_IsArray(inst);
+  if (strcmp(t, "string") == 0)
+    return cJSON_IsString(inst);
+  if (strcmp(t, "number") == 0)
+    return cJSON_IsNumber(inst);
+  if (strcmp(t, "integer") == 0)
+    return is_integer(inst);
+  if (strcmp(t, "boolean") == 0)
+    return cJSON_IsBool(inst);
+  if (strcmp(t, "null") == 0)
+    return cJSON_IsNull(inst);
+  return false;
+}
+
+static size_t code_points(const char *s) {
+  size_t n = 0, len = strlen(s);
+  for (size_t i = 0; i < len; n++) {
+    int32_t cp;
+    i += tally_go_decode(s + i, len - i, &cp);
+  }
+  return n;
+}
+
+/* Whether s matches the ECMA-262 pattern p (PCRE2, Unicode); -1 for a
+ * pattern PCRE2 refuses. */
+static int regex_match(const char *p, const char *s) {
+  int code;
+  PCRE2_SIZE off;
+  pcre2_code *re = pcre2_compile(
+      (PCRE2_SPTR)p, PCRE2_ZERO_TERMINATED,
+      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &off, NULL);
+  if (re == NULL)
+    return -1;
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+  pcre2_match_context *mc = pcre2_match_context_create(NULL);
+  int rc = -1;
+  if (md != NULL && mc != NULL) {
+    pcre2_set_match_limit(mc, 1000000);
+    pcre2_set_depth_limit(mc, 10000);
+    int m = pcre2_match(re, (PCRE2_SPTR)s, strlen(s), 0, 0, md, mc);
+    rc = m >= 0 ? 1 : m == PCRE2_ERROR_NOMATCH ? 0 : -1;
+  }
+  pcre2_match_context_free(mc);
+  pcre2_match_data_free(md);
+  pcre2_code_free(re);
+  return rc;
+}
+
+static int validate(tally_js_t *js, const cJSON *schema, const cJSON *inst,
+                    ann_t *ann);
+
+static double num(const cJSON *v) {
+  return v->valuedouble;
+}
+
+static const cJSON *kw(const cJSON *s, const char *k) {
+  return cJSON_GetObjectItemCaseSensitive(s, k);
+}
+
+/* Validates inst against sub with fresh annotations, merged into ann when
+ * valid (and ann is not NULL). */
+static int apply(tally_js_t *js, const cJSON *sub, const cJSON *inst,
+                 ann_t *ann) {
+  ann_t a = {0};
+  int rc = validate(js, sub, inst, &a);
+  if (rc == 1 && ann != NULL && !ann_merge(ann, &a, inst))
+    rc = schema_fail(js, "out of memory");
+  ann_free(&a);
+  return rc;
+}
+
+/* The in-place and reference applicators. */
+static int applicators(tally_js_t *js, const cJSON *s, const cJSON *inst,
+                       ann_t *ann, const char *base) {
+  int valid = 1, rc;
+  const cJSON *k;
+  if ((k = kw(s, "$ref")) != NULL && cJSON_IsString(k)) {
+    char *full;
+    const cJSON *t = resolve_ref(js, base, k->valuestring, &full);
+    if (t == NULL) {
+      rc = schema_fail(js, "resolve json schema: $ref %s: nothing there",
+                       full ? full : k->valuestring);
+      free(full);
+      return rc;
+    }
+    free(full);
+    if ((rc = apply(js, t, inst, ann)) < 0)
+      return rc;
+    valid &= rc;
+  }
+  if ((k = kw(s, "$dynamicRef")) != NULL && cJSON_IsString(k)) {
+    char *full;
+    const cJSON *t = resolve_ref(js, base, k->valuestring, &full);
+    if (t == NULL) {
+      rc = schema_fail(js,
+                       "resolve json schema: $dynamicRef %s: nothing "
+                       "there",
+                       full ? full : k->valuestring);
+      free(full);
+      return rc;
+    }
+    const char *hash = full ? strchr(full, '#') : NULL;
+    const char *name = hash ? hash + 1 : "";
+    const entry_t *e = full ? find_entry(js, full) : NULL;
+    if (name[0] != '\0' && name[0] != '/' && e != NULL && e->dynamic) {
+      /* The outermost resource in the dynamic scope with this dynamic
+       * anchor wins. */
+      for (size_t i = 0; i < js->nscope; i++) {
+        size_t n = strlen(js->scope[i]) + strlen(name) + 2;
+        char *u = malloc(n);
+        if (u == NULL)
+          break;
+        snprintf(u, n, "%s#%s", js->scope[i], name);
+        const entry_t *d = find_entry(js, u);
+        free(u);
+        if (d != NULL && d->dynamic) {
+          t = d->node;
+          break;
+        }
+      }
+    }
+    free(full);
+    if ((rc = apply(js, t, inst, ann)) < 0)
+      return rc;
+    valid &= rc;
+  }
+  if ((k = kw(s, "allOf")) != NULL)
+    for (const cJSON *x = k->child; x; x = x->next) {
+      if ((rc = apply(js, x, inst, ann)) < 0)
+        return rc;
+      valid &= rc;
+    }
+  if ((k = kw(s, "anyOf")) != NULL) {
+    int any = 0;
+    for (const cJSON *x = k->child; x; x = x->next) {
+      if ((rc = apply(js, x, inst, ann)) < 0)
+        return rc;
+      any |= rc;
+    }
+    valid &= any;
+  }
+  if ((k = kw(s, "oneOf")) != NULL) {
+    int count = 0;
+    ann_t keep = {0};
+    for (const cJSON *x = k->child; x; x = x->next) {
+      ann_t a = {0};
+      if ((rc = validate(js, x, inst, &a)) < 0) {
+        ann_free(&a);
+        ann_free(&keep);
+        return rc;
+      }
+      if (rc == 1 && ++count == 1) {
+        ann_free(&keep);
+        keep = a;
+      } else {
+        ann_free(&a);
+      }
+    }
+    if (count == 1 && !ann_merge(ann, &keep, inst))
+      valid = schema_fail(js, "out of memory");
+    ann_free(&keep);
+    valid &= count == 1;
+  }
+  if ((k = kw(s, "not")) != NULL) {
+    if ((rc = apply(js, k, inst, NULL)) < 0)
+      return rc;
+    valid &= !rc;
+  }
+  if ((k = kw(s, "if")) != NULL) {
+    ann_t a = {0};
+    if ((rc = validate(js, k, inst, &a)) < 0) {
+      ann_free(&a);
+      return rc;
+    }
+    if (rc == 1 && !ann_merge(ann, &a, inst)) {
+      ann_free(&a);
+      return schema_fail(js, "out of memory");
+    }
+    ann_free(&a);
+    const cJSON *branch = kw(s, rc ? "then" : "else");
+    if (branch != NULL) {
+      if ((rc = apply(js, branch, inst, ann)) < 0)
+        return rc;
+      valid &= rc;
+    }
+  }
+  if ((k = kw(s, "dependentSchemas")) != NULL && cJSON_IsObject(inst))
+    for (const cJSON *d = k->child; d; d = d->next)
+      if (kw(inst, d->string) != NULL) {
+        if ((rc = apply(js, d, inst, ann)) < 0)
+          return rc;
+        valid &= rc;
+      }
+  return valid;
+}
+
+static int object_keywords(tally_js_t *js, const cJSON *s, const cJSON *inst,
+                           ann_t *ann) {
+  int valid = 1, rc;
+  const cJSON *k;
+  size_t count = (size_t)cJSON_GetArraySize(inst);
+  if ((k = kw(s, "maxProperties")) != NULL && count > num(k))
+    valid = 0;
+  if ((k = kw(s, "minProperties")) != NULL && count < num(k))
+    valid = 0;
+  if ((k = kw(s, "required")) != NULL)
+    for (const cJSON *r = k->child; r; r = r->next)
+      if (cJSON_IsString(r) && kw(inst, r->valuestring) == NULL)
+        valid = 0;
+  if ((k = kw(s, "dependentRequired")) != NULL)
+    for (const cJSON *d = k->child; d; d = d->next)
+      if (kw(inst, d->string) != NULL)
+        for (const cJSON *r = d->child; r; r = r->next)
+          if (cJSON_IsString(r) && kw(inst, r->valuestring) == NULL)
+            valid = 0;
+  const cJSON *props = kw(s, "properties"), *pats = kw(s, "patternProperties"),
+              *extra = kw(s, "additionalProperties");
+  for (const cJSON *m = inst->child; m; m = m->next) {
+    bool matched = false;
+    const cJSON *p = props ? kw(props, m->string) : NULL;
+    if (p != NULL) {
+      matched = true;
+      if ((rc = validate(js, p, m, NULL)) < 0)
+        return rc;
+      valid &= rc;
+    }
+    for (const cJSON *pp = pats ? pats->child : NULL; pp; pp = pp->next) {
+      int hit = regex_match(pp->string, m->string);
+      if (hit < 0)
+        return schema_fail(js,
+                           "parse json schema: patternProperties %s: not "
+                           "a regular expression tally reads",
+                           pp->string);
+      if (!hit)
+        continue;
+      matched = true;
+      if ((rc = validate(js, pp, m, NULL)) < 0)
+        return rc;
+      valid &= rc;
+    }
+    if (!matched && extra != NULL) {
+      if ((rc = validate(js, extra, m, NULL)) < 0)
+        return rc;
+      valid &= rc;
+      matched = true;
+    }
+    if (matched && !ann_prop(ann, m))
+      return schema_fail(js, "out of memory");
+  }
+  if ((k = kw(s, "propertyNames")) != NULL)
+    for (const cJSON *m = inst->child; m; m = m->next) {
+      cJSON *name = cJSON_CreateString(m->string);
+      if (name == NULL)
+        return schema_fail(js, "out of memory");
+      rc = validate(js, k, name, NULL);
+      cJSON_Delete(name);
+      if (rc < 0)
+        return rc;
+      valid &= rc;
+    }
+  /* draft-07's dependencies, read as dependentRequired/Schemas */
+  if ((k = kw(s, "dependencies")) != NULL)
+    for (const cJSON *d = k->child; d; d = d->next) {
+      if (kw(inst, d->string) == NULL)
+        continue;
+      if (cJSON_IsArray(d)) {
+        for (const cJSON *r = d->child; r; r = r->next)
+          if (cJSON_IsString(r) && kw(inst, r->valuestring) == NULL)
+            valid = 0;
+      } else {
+        if ((rc = apply(js, d, inst, ann)) < 0)
+          return rc;
+        valid &= rc;
+      }
+    }
+  return valid;
+}
+
+static int array_keywords(tally_js_t *js, const cJSON *s, const cJSON *inst,
+                          ann_t *ann) {
+  int valid = 1, rc;
+  const cJSON *k;
+  size_t n = (size_t)cJSON_GetArraySize(inst);
+  if ((k = kw(s, "maxItems")) != NULL && n > num(k))
+    valid = 0;
+  if ((k = kw(s, "minItems")) != NULL && n < num(k))
+    valid = 0;
+  if ((k = kw(s, "uniqueItems")) != NULL && cJSON_IsTrue(k))
+    for (const cJSON *a = inst->child; a && valid; a = a->next)
+      for (const cJSON *b = a->next; b && valid; b = b->next)
+        if (json_equal(a, b))
+          valid = 0;
+  size_t i = 0;
+  const cJSON *x = inst->child;
+  const cJSON *prefix = kw(s, "prefixItems"), *items = kw(s, "items");
+  if (cJSON_IsArray(items)) { /* draft-07 array form */
+    prefix = items;
+    items = kw(s, "additionalItems");
+  }
+  for (const cJSON *p = prefix ? prefix->child : NULL; p && x;
+       p = p->next, x = x->next, i++) {
+    if ((rc = validate(js, p, x, NULL)) < 0)
+      return rc;
+    valid &= rc;
+    if (!ann_item(ann, inst, i))
+      return schema_fail(js, "out of memory");
+  }
+  if (items != NULL)
+    for (; x; x = x->next, i++) {
+      if ((rc = validate(js, items, x, NULL)) < 0)
+        return rc;
+      valid &= rc;
+      if (!ann_item(ann, inst, i))
+        return schema_fail(js, "out of memory");
+    }
+  if ((k = kw(s, "contains")) != NULL) {
+    size_t matches = 0;
+    i = 0;
+    for (x = inst->child; x; x = x->next, i++) {
+      if ((rc = validate(js, k, x, NULL)) < 0)
+        return rc;
+      if (rc) {
+        matches++;
+        if (!ann_item(ann, inst, i))
+          return schema_fail(js, "out of memory");
+      }
+    }
+    const cJSON *min = kw(s, "minContains"), *max = kw(s, "maxContains");
+    double lo = cJSON_IsNumber(min) ? num(min) : 1;
+    if (matches < lo)
+      valid = 0;
+    if (cJSON_IsNumber(max) && matches > num(max))
+      valid = 0;
+  }
+  return valid;
+}
+
+static int scalar_keywords(const cJSON *s, const cJSON *inst) {
+  int valid = 1;
+  const cJSON *k;
+  if (cJSON_IsNumber(inst)) {
+    double v = inst->valuedouble;
+    if ((k = kw(s, "maximum")) != NULL && cJSON_IsNumber(k) && v > num(k))
+      valid = 0;
+    if ((k = kw(s, "minimum")) != NULL && cJSON_IsNumber(k) && v < num(k))
+      valid = 0;
+    if ((k = kw(s, "exclusiveMaximum")) != NULL && cJSON_IsNumber(k) &&
+        v >= num(k))
+      valid = 0;
+    if ((k = kw(s, "exclusiveMinimum")) != NULL && cJSON_IsNumber(k) &&
+        v <= num(k))
+      valid = 0;
+    if ((k = kw(s, "multipleOf")) != NULL && cJSON_IsNumber(k) && num(k) > 0) {
+      double q = v / num(k);
+      if (!isfinite(q) || fabs(q - nearbyint(q)) > 1e-9 * fmax(1, fabs(q)))
+        valid = 0;
+    }
+  }
+  if (cJSON_IsString(inst)) {
+    size_t n = code_points(inst->valuestring);
+    if ((k = kw(s, "maxLength")) != NULL && n > num(k))
+      valid = 0;
+    if ((k = kw(s, "minLength")) != NULL && n < num(k))
+      valid = 0;
+    if ((k = kw(s, "pattern")) != NULL && cJSON_IsString(k)) {
+      int m = regex_match(k->valuestring, inst->valuestring);
+      if (m < 0)
+        return -1;
+      valid &= m;
+    }
+  }
+  return valid;
+}
+
+static int validate(tally_js_t *js, const cJSON *s, const cJSON *inst,
+                    ann_t *ann) {
+  if (cJSON_IsBool(s))
+    return cJSON_IsTrue(s);
+  if (!cJSON_IsObject(s))
+    return schema_fail(js, "parse json schema: a schema must be an object or "
+                           "a boolean");
+  if (js->depth > MAX_DEPTH)
+    return schema_fail(js,
+                       "resolve json schema: references nest deeper than "
+                       "%d",
+                       MAX_DEPTH);
+  ann_t local = {0};
+  if (ann == NULL)
+    ann = &local;
+  const char *base = base_of(js, s);
+  if (base == NULL)
+    base = ROOT_URI;
+  /* Entering a new resource extends the dynamic scope. */
+  bool pushed = false;
+  if (js->nscope == 0 || strcmp(js->scope[js->nscope - 1], base) != 0) {
+    js->scope[js->nscope++] = base;
+    pushed = true;
+  }
+  js->depth++;
+  int valid = 1, rc;
+  const cJSON *k;
+  if ((k = kw(s, "type")) != NULL) {
+    int ok = 0;
+    if (cJSON_IsString(k))
+      ok = type_is(inst, k->valuestring);
+    for (const cJSON *t = cJSON_IsArray(k) ? k->child : NULL; t; t = t->next)
+      ok |= cJSON_IsString(t) && type_is(inst, t->valuestring);
+    valid &= ok;
+  }
+  if ((k = kw(s, "enum")) != NULL) {
+    int ok = 0;
+    for (const cJSON *e = k->child; e && !ok; e = e->next)
+      ok = json_equal(e, inst);
+    valid &= ok;
+  }
+  if ((k = kw(s, "const")) != NULL)
+    valid &= json_equal(k, inst);
+  rc = scalar_keywords(s, inst);
+  if (rc < 0) {
+    rc = schema_fail(js,
+                     "parse json schema: pattern %s: not a regular "
+                     "expression tally reads",
+                     kw(s, "pattern")->valuestring);
+    goto done;
+  }
+  valid &= rc;
+  if ((rc = applicators(js, s, inst, ann, base)) < 0)
+    goto done;
+  valid &= rc;
+  if (cJSON_IsObject(inst)) {
+    if ((rc = object_keywords(js, s, inst, ann)) < 0)
+      goto done;
+    valid &= rc;
+    if ((k = kw(s, "unevaluatedProperties")) != NULL)
+      for (const cJSON *m = inst->child; m; m = m->next) {
+        if (has_prop(ann, m))
+          continue;
+        if ((rc = validate(js, k, m, NULL)) < 0)
+          goto done;
+        valid &= rc;
+        if (!ann_prop(ann, m)) {
+          rc = schema_fail(js, "out of memory");
+          goto done;
+        }
+      }
+  }
+  if (cJSON_IsArray(inst)) {
+    if ((rc = array_keywords(js, s, inst, ann)) < 0)
+      goto done;
+    valid &= rc;
+    if ((k = kw(s, "unevaluatedItems")) != NULL) {
+      size_t i = 0;
+      for (const cJSON *x = inst->child; x; x = x->next, i++) {
+        if (ann->items != NULL && i < ann->nitems && ann->items[i])
+          continue;
+        if ((rc = validate(js, k, x, NULL)) < 0)
+          goto done;
+        valid &= rc;
+        if (!ann_item(ann, inst, i)) {
+          rc = schema_fail(js, "out of memory");
+          goto done;
+        }
+      }
+    }
+  }
+  rc = valid;
+done:
+  js->depth--;
+  if (pushed)
+    js->nscope--;
+  ann_free(&local);
+  return rc;
+}
+
+tally_js_t *tally_js_compile(const cJSON *schema, char *err, size_t errlen) {
+  static const char draft7[] = "http://json-schema.org/draft-07/schema#";
+  static const char draft7s[] = "https://json-schema.org/draft-07/schema#";
+  static const char d2020[] = "https://json-schema.org/draft/2020-12/schema";
+  const cJSON *sch = cJSON_IsObject(schema) ? kw(schema, "$schema") : NULL;
+  if (sch != NULL &&
+      (!cJSON_IsString(sch) || (strcmp(sch->valuestring, draft7) != 0 &&
+                                strcmp(sch->valuestring, draft7s) != 0 &&
+                                strcmp(sch->valuestring, d2020) != 0))) {
+    snprintf(err, errlen, "unsupported JSON schema draft %s",
+             cJSON_IsString(sch) ? sch->valuestring : "(not a string)");
+    return NULL;
+  }
+  if (!cJSON_IsObject(schema) && !cJSON_IsBool(schema)) {
+    snprintf(err, errlen, "a schema must be an object or a boolean");
+    return NULL;
+  }
+  tally_js_t *js = calloc(1, sizeof(*js));
+  if (js == NULL) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  js->root = schema;
+  size_t n = 0;
+  while (tally_js_meta_schemas[n] != NULL)
+    n++;
+  js->metas = calloc(n + 1, sizeof(*js->metas));
+  bool ok = js->metas != NULL;
+  for (size_t i = 0; ok && i < n; i++) {
+    js->metas[i] = cJSON_Parse(tally_js_meta_schemas[i]);
+    ok = js->metas[i] != NULL;
+    js->nmetas = i + 1;
+    ok = ok && add_document(js, js->metas[i], ROOT_URI);
+  }
+  if (!ok || !add_document(js, schema, ROOT_URI)) {
+    snprintf(err, errlen, "out of memory");
+    tally_js_free(js);
+    return NULL;
+  }
+  return js;
+}
+
+int tally_js_validate(tally_js_t *js, const cJSON *instance, char *err,
+                      size_t errlen) {
+  js->err = err;
+  js->errlen = errlen;
+  js->schema_error = false;
+  js->nscope = 0;
+  js->depth = 0;
+  int rc = validate(js, js->root, instance, NULL);
+  if (rc == 0)
+    snprintf(err, errlen, "the value does not match the schema");
+  return rc;
+}
+
+void tally_js_free(tally_js_t *js) {
+  if (js == NULL)
+    return;
+  for (size_t i = 0; i < js->nmetas; i++)
+    cJSON_Delete(js->metas[i]);
+  free(js->metas);
+  for (size_t i = 0; i < js->n; i++)
+    free(js->entries[i].uri);
+  free(js->entries);
+  free(js->bases);
+  for (size_t i = 0; i < js->nuris; i++)
+    free(js->uris[i]);
+  free(js->uris);
+  free(js);
+}
