@@ -61,18 +61,9 @@ static void error_of(tally_es_outcome_t *o, const char *context,
   cJSON_AddStringToObject(o->evidence, "error", err);
 }
 
-static char *quote(const char *s) {
-  tally_buf_t b;
-  tally_buf_init(&b);
-  tally_go_quote(&b, s);
-  char *q = b.oom ? NULL : strdup(tally_buf_text(&b));
-  tally_buf_close(&b);
-  return q;
-}
-
 /* strconv.ParseFloat: the whole text, Go's syntax; its error text. */
 static bool parse_float(const char *s, double *out, char *err, size_t len) {
-  char *q = quote(s);
+  char *q = tally_go_quoted(s);
   const char *shown = q ? q : "\"\"";
   char *end = NULL;
   errno = 0;
@@ -154,7 +145,7 @@ static bool numeric_value(const char *raw, bool extract, double *out,
     char *trimmed = tally_go_trimmed(cur);
     free(cur);
     if (trimmed == NULL || !find_number(trimmed, &st, &n)) {
-      char *q = quote(raw);
+      char *q = tally_go_quoted(raw);
       snprintf(err, errlen, "no numeric value found in %s", q ? q : "\"\"");
       free(q);
       free(trimmed);
@@ -568,7 +559,7 @@ static void boolean_assert(const char *actual, const char *expected,
   int a = boolean_of(actual), e = boolean_of(expected);
   const char *bad = a < 0 ? actual : e < 0 ? expected : NULL;
   if (bad != NULL) {
-    char *q = quote(bad);
+    char *q = tally_go_quoted(bad);
     o->verdict = TALLY_ES_VERROR;
     reasonf(o, "parse %s boolean assertion value: unsupported boolean value %s",
             a < 0 ? "actual" : "expected", q ? q : "\"\"");
@@ -617,7 +608,7 @@ int tally_es_apply(const tally_es_validator_t *v, const char *actual,
     tally__es_json_schema(actual, expected, o);
   } else {
     o->verdict = TALLY_ES_VERROR;
-    char *q = quote(t);
+    char *q = tally_go_quoted(t);
     reasonf(o, "unsupported validator type %s", q ? q : "\"\"");
     free(q);
   }

@@ -3,6 +3,7 @@
  * the reference's rules and reasons. */
 #include "evalspecs/evaluate.h"
 #include "config/error.h"
+#include "evalspecs/evaluate_int.h"
 #include "evalspecs/gojson.h"
 #include "evalspecs/gostr.h"
 #include "evalspecs/validators.h"
@@ -13,9 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *dupf(const char *fmt, ...) {
+char *tally__es_dupf(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
@@ -29,19 +28,8 @@ static char *dupf(const char *fmt, ...) {
   return s;
 }
 
-/* Go's %q of s, as a new string. */
-static char *quote(const char *s) {
-  tally_buf_t b;
-  tally_buf_init(&b);
-  tally_go_quote(&b, s);
-  char *q = b.oom ? NULL : strdup(tally_buf_text(&b));
-  tally_buf_close(&b);
-  return q;
-}
-
 /* firstNonEmpty: the first text that is not blank, or "". */
-static const char *first_non_empty(const char *a, const char *b,
-                                   const char *c) {
+const char *tally__es_first(const char *a, const char *b, const char *c) {
   if (a != NULL && !tally_go_blank(a))
     return a;
   if (b != NULL && !tally_go_blank(b))
@@ -60,8 +48,8 @@ static const char *verdict_name(tally_es_verdict_t v) {
 }
 
 /* The regression case of a challenge: that of the one input in scope. */
-static const tally_es_uuid_t *case_of(const tally_es_evidence_t *ev,
-                                      const tally_es_uuid_t *challenge) {
+const tally_es_uuid_t *tally__es_case_of(const tally_es_evidence_t *ev,
+                                         const tally_es_uuid_t *challenge) {
   if (challenge == NULL || ev->run->ninputs != 1)
     return NULL;
   const tally_es_input_t *in = &ev->run->inputs[0];
@@ -190,11 +178,11 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
     }
   }
   r->challenge = ac != NULL ? ac : xc;
-  r->case_id = case_of(&e->ev, r->challenge);
+  r->case_id = tally__es_case_of(&e->ev, r->challenge);
   if (got != TALLY_ES_FOUND || xgot != TALLY_ES_FOUND) {
     r->state = TALLY_ES_UNAVAILABLE_STATE;
     r->reason = strdup(
-        first_non_empty(got == TALLY_ES_FOUND ? "" : tally_buf_text(reason),
+        tally__es_first(got == TALLY_ES_FOUND ? "" : tally_buf_text(reason),
                         xgot == TALLY_ES_FOUND ? "" : tally_buf_text(xreason),
                         "evidence is unavailable"));
     r->raw = raw_state(r->state, r->reason ? r->reason : "");
@@ -280,329 +268,6 @@ static int validators(tally_es_eval_t *e) {
   return rc;
 }
 
-/* Metrics. */
-
-static void time_member(cJSON *o, const char *name, tally_es_time_t t) {
-  char text[40];
-  tally_es_time_text(t, text);
-  cJSON_AddStringToObject(o, name, text);
-}
-
-static cJSON *step_durations(const tally_es_evidence_t *ev) {
-  if (ev->nsteps == 0)
-    return cJSON_CreateNull();
-  cJSON *arr = cJSON_CreateArray();
-  for (size_t i = 0; arr != NULL && i < ev->nsteps; i++) {
-    cJSON *s = cJSON_CreateObject();
-    cJSON_AddNumberToObject(s, "step_index", (double)ev->steps[i].index);
-    cJSON_AddNumberToObject(s, "duration_ms", ev->steps[i].ms);
-    time_member(s, "started_at", ev->steps[i].started);
-    time_member(s, "completed_at", ev->steps[i].completed);
-    cJSON_AddItemToArray(arr, s);
-  }
-  return arr;
-}
-
-/* The run's total latency (ms), or false with the reason; metadata in
- * *meta either way. */
-static bool total_latency(const tally_es_evidence_t *ev, double *ms,
-                          const char **why, cJSON **meta) {
-  *meta = cJSON_CreateObject();
-  if (!ev->has_started || !ev->has_terminal) {
-    *why = "latency evidence is unavailable";
-    cJSON_AddItemToObject(*meta, "step_durations", step_durations(ev));
-    return false;
-  }
-  *ms = (double)tally_es_ms_between(ev->terminal, ev->started);
-  cJSON_AddStringToObject(*meta, "state", "available");
-  time_member(*meta, "started_at", ev->started);
-  time_member(*meta, "ended_at", ev->terminal);
-  cJSON_AddItemToObject(*meta, "step_durations", step_durations(ev));
-  if (ev->has_first_output) {
-    time_member(*meta, "first_output_at", ev->first_output);
-    cJSON_AddNumberToObject(
-        *meta, "ttft_ms",
-        (double)tally_es_ms_between(ev->first_output, ev->started));
-  }
-  return true;
-}
-
-/* normalizePricedModelID: a trailing -YYYY-MM-DD is dropped. */
-static bool dated(const char *id, size_t *cut) {
-  size_t n = strlen(id);
-  if (n < 11)
-    return false;
-  const char *t = id + n - 11;
-  bool ok = t[0] == '-' && t[5] == '-' && t[8] == '-';
-  for (int i = 1; ok && i < 11; i++)
-    ok = i == 5 || i == 8 || (t[i] >= '0' && t[i] <= '9');
-  /* at least four parts: something before the date */
-  if (ok && strchr(id, '-') == t)
-    ok = false;
-  *cut = n - 11;
-  return ok;
-}
-
-static const tally_es_pricing_t *
-pricing_of(const tally_es_spec_t *s, const char *provider, const char *model) {
-  char *trimmed = tally_go_trimmed(model);
-  if (trimmed == NULL)
-    return NULL;
-  for (size_t i = 0; i < s->npricing; i++)
-    if (strcmp(s->pricing[i].provider_key, provider) == 0 &&
-        strcmp(s->pricing[i].provider_model_id, model) == 0) {
-      free(trimmed);
-      return &s->pricing[i];
-    }
-  size_t cut;
-  const tally_es_pricing_t *found = NULL;
-  const char *norm = trimmed;
-  if (dated(trimmed, &cut))
-    trimmed[cut] = '\0';
-  if (strcmp(norm, model) != 0)
-    for (size_t i = 0; i < s->npricing && found == NULL; i++)
-      if (strcmp(s->pricing[i].provider_key, provider) == 0 &&
-          strcmp(s->pricing[i].provider_model_id, norm) == 0)
-        found = &s->pricing[i];
-  free(trimmed);
-  return found;
-}
-
-/* The run's model cost in USD (computeModelCostUSD). */
-static bool model_cost(const tally_es_evidence_t *ev, const tally_es_spec_t *s,
-                       double *usd, char **why, cJSON **meta) {
-  *meta = NULL;
-  *why = NULL;
-  if (s->npricing == 0) {
-    *why = strdup("model pricing is unavailable");
-    return false;
-  }
-  tally_es_usage_t single;
-  const tally_es_usage_t *usage = ev->usage;
-  size_t n = ev->nusage;
-  if (n == 0) {
-    if (ev->nmodels != 1) {
-      *why = strdup("model usage evidence is unavailable");
-      *meta = cJSON_CreateObject();
-      cJSON *arr = cJSON_AddArrayToObject(*meta, "observed_models");
-      for (size_t i = 0; arr != NULL && i < ev->nmodels; i++) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "ProviderKey", ev->models[i].provider);
-        cJSON_AddStringToObject(m, "ProviderModelID", ev->models[i].model);
-        cJSON_AddItemToArray(arr, m);
-      }
-      if (ev->nmodels == 0) {
-        cJSON_DeleteItemFromObject(*meta, "observed_models");
-        cJSON_AddNullToObject(*meta, "observed_models");
-      }
-      return false;
-    }
-    if (!ev->input_tokens.set && !ev->output_tokens.set &&
-        !ev->total_tokens.set) {
-      *why = strdup("model usage evidence is unavailable");
-      *meta = cJSON_CreateObject();
-      cJSON_AddStringToObject(*meta, "provider_key", ev->models[0].provider);
-      cJSON_AddStringToObject(*meta, "provider_model_id", ev->models[0].model);
-      return false;
-    }
-    single = ev->models[0];
-    single.input = ev->input_tokens.set ? ev->input_tokens.v : 0;
-    single.output = ev->output_tokens.set ? ev->output_tokens.v : 0;
-    single.total = ev->total_tokens.set ? ev->total_tokens.v
-                                        : single.input + single.output;
-    usage = &single;
-    n = 1;
-  }
-  double total = 0;
-  cJSON *rows = cJSON_CreateArray();
-  for (size_t i = 0; i < n; i++) {
-    const tally_es_pricing_t *p =
-        pricing_of(s, usage[i].provider, usage[i].model);
-    if (p == NULL) {
-      char *qp = quote(usage[i].provider), *qm = quote(usage[i].model);
-      *why = dupf("model pricing is unavailable for provider %s model %s",
-                  qp ? qp : "", qm ? qm : "");
-      free(qp);
-      free(qm);
-      cJSON_Delete(rows);
-      *meta = cJSON_CreateObject();
-      cJSON_AddStringToObject(*meta, "provider_key", usage[i].provider);
-      cJSON_AddStringToObject(*meta, "provider_model_id", usage[i].model);
-      return false;
-    }
-    double cost = (usage[i].input / 1000000) * p->input_per_million +
-                  (usage[i].output / 1000000) * p->output_per_million;
-    total += cost;
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "provider_key", usage[i].provider);
-    cJSON_AddStringToObject(row, "provider_model_id", usage[i].model);
-    cJSON_AddNumberToObject(row, "input_tokens", usage[i].input);
-    cJSON_AddNumberToObject(row, "output_tokens", usage[i].output);
-    cJSON_AddNumberToObject(row, "total_tokens", usage[i].total);
-    cJSON_AddNumberToObject(row, "cost_usd", cost);
-    cJSON_AddItemToArray(rows, row);
-  }
-  *usd = total;
-  *meta = cJSON_CreateObject();
-  cJSON_AddStringToObject(*meta, "state", "available");
-  cJSON_AddItemToObject(*meta, "breakdown", rows);
-  cJSON_AddNumberToObject(*meta, "total_usd", total);
-  cJSON_AddBoolToObject(*meta, "priced_run", true);
-  return true;
-}
-
-static cJSON *simple_meta(const char *state, const char *collector,
-                          const char *reason) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "state", state);
-  cJSON_AddStringToObject(o, "collector", collector);
-  if (reason != NULL)
-    cJSON_AddStringToObject(o, "reason", reason);
-  return o;
-}
-
-/* A metric made unavailable: metadata of the collector (if any) with
- * state, collector and reason set. */
-static void unavailable(tally_es_mresult_t *m, const char *reason,
-                        cJSON *meta) {
-  m->state = TALLY_ES_UNAVAILABLE_STATE;
-  m->reason = strdup(reason);
-  if (meta == NULL) {
-    m->metadata = simple_meta("unavailable", m->decl->collector, reason);
-    return;
-  }
-  cJSON_DeleteItemFromObject(meta, "state");
-  cJSON_DeleteItemFromObject(meta, "collector");
-  cJSON_DeleteItemFromObject(meta, "reason");
-  cJSON_AddStringToObject(meta, "state", "unavailable");
-  cJSON_AddStringToObject(meta, "collector", m->decl->collector);
-  cJSON_AddStringToObject(meta, "reason", reason);
-  m->metadata = meta;
-}
-
-static void number(tally_es_mresult_t *m, double v) {
-  m->state = TALLY_ES_AVAILABLE;
-  m->has_number = true;
-  m->number = v;
-  m->metadata = simple_meta("available", m->decl->collector, NULL);
-}
-
-static void one_metric(tally_es_eval_t *e, tally_es_mresult_t *m) {
-  const tally_es_evidence_t *ev = &e->ev;
-  const char *c = m->decl->collector;
-  if (strcmp(c, "run_total_latency_ms") == 0) {
-    double ms;
-    const char *why;
-    cJSON *meta;
-    if (total_latency(ev, &ms, &why, &meta)) {
-      m->state = TALLY_ES_AVAILABLE;
-      m->has_number = true;
-      m->number = ms;
-      m->metadata = meta;
-    } else {
-      unavailable(m, why, meta);
-    }
-  } else if (strcmp(c, "run_ttft_ms") == 0) {
-    if (!ev->has_started || !ev->has_first_output) {
-      unavailable(m, "time-to-first-output evidence is unavailable", NULL);
-    } else {
-      number(m, (double)tally_es_ms_between(ev->first_output, ev->started));
-      cJSON_Delete(m->metadata);
-      m->metadata = cJSON_CreateObject();
-      cJSON_AddStringToObject(m->metadata, "state", "available");
-      time_member(m->metadata, "started_at", ev->started);
-      time_member(m->metadata, "first_output_at", ev->first_output);
-    }
-  } else if (strcmp(c, "run_input_tokens") == 0 ||
-             strcmp(c, "run_output_tokens") == 0 ||
-             strcmp(c, "run_total_tokens") == 0 ||
-             strcmp(c, "run_tool_call_count") == 0) {
-    const tally_es_num_t *v = c[4] == 'i'   ? &ev->input_tokens
-                              : c[4] == 'o' ? &ev->output_tokens
-                              : c[4] == 't' && c[5] == 'o' && c[6] == 't'
-                                  ? &ev->total_tokens
-                                  : &ev->tool_calls;
-    const char *why =
-        v == &ev->input_tokens    ? "input token usage is unavailable"
-        : v == &ev->output_tokens ? "output token usage is unavailable"
-        : v == &ev->total_tokens  ? "total token usage is unavailable"
-                                  : "tool call count is unavailable";
-    if (v->set)
-      number(m, v->v);
-    else
-      unavailable(m, why, NULL);
-  } else if (strcmp(c, "run_agent_tokens") == 0) {
-    if (!ev->total_tokens.set) {
-      unavailable(m, "agent token usage is unavailable", NULL);
-    } else {
-      double t = ev->total_tokens.v - ev->race_tokens;
-      number(m, t < 0 ? 0 : t);
-    }
-  } else if (strcmp(c, "run_race_context_tokens") == 0) {
-    number(m, ev->race_tokens);
-  } else if (strcmp(c, "run_model_cost_usd") == 0) {
-    double usd;
-    char *why;
-    cJSON *meta;
-    if (model_cost(ev, e->spec, &usd, &why, &meta)) {
-      m->state = TALLY_ES_AVAILABLE;
-      m->has_number = true;
-      m->number = usd;
-      m->metadata = meta;
-    } else {
-      unavailable(m, why ? why : "", meta);
-      free(why);
-    }
-  } else if (strcmp(c, "run_completed_successfully") == 0) {
-    if (ev->completed < 0) {
-      unavailable(m, "terminal success evidence is unavailable", NULL);
-    } else {
-      m->state = TALLY_ES_AVAILABLE;
-      m->has_bool = true;
-      m->boolean = ev->completed == 1;
-      m->metadata = simple_meta("available", c, NULL);
-    }
-  } else if (strcmp(c, "run_failure_count") == 0) {
-    number(m, (double)ev->failures);
-  } else if (strcmp(c, "validator_pass_rate") == 0) {
-    size_t n = e->spec->nvalidators;
-    double total = 0;
-    bool all = n > 0;
-    for (size_t i = 0; i < n && all; i++) {
-      all = e->validators[i].state == TALLY_ES_AVAILABLE &&
-            e->validators[i].has_score;
-      total += e->validators[i].score;
-    }
-    if (n == 0)
-      unavailable(m, "validator pass rate requires validator results", NULL);
-    else if (!all)
-      unavailable(m,
-                  "validator pass rate requires all validators to be "
-                  "available",
-                  NULL);
-    else
-      number(m, total / (double)n);
-  } else if (strncmp(c, "behavioral_", 11) == 0) {
-    unavailable(m,
-                "behavioral signals are not scored by this version of tally "
-                "yet",
-                NULL);
-  } else {
-    char *q = quote(c);
-    char *why = dupf("collector %s is not supported", q ? q : "");
-    m->state = TALLY_ES_ERROR_STATE;
-    m->reason = why;
-    m->metadata = simple_meta("error", c, why ? why : "");
-    free(q);
-  }
-  if (m->reason == NULL)
-    m->reason = strdup("");
-  if (ev->challenge_id != NULL) {
-    m->challenge = ev->challenge_id;
-    m->case_id = case_of(ev, ev->challenge_id);
-  }
-}
-
 /* Dimensions. */
 
 static double lower_is_better(double v, double target, double max) {
@@ -649,19 +314,20 @@ static void one_dimension(tally_es_eval_t *e, tally_es_dresult_t *d) {
       if (!in_scope)
         continue;
       n++;
-      char *q = quote(v->decl->key);
+      char *q = tally_go_quoted(v->decl->key);
       if (v->state == TALLY_ES_ERROR_STATE) {
         dim_set(d, TALLY_ES_ERROR_STATE, NULL,
-                dupf("validator %s errored: %s", q ? q : "",
-                     first_non_empty(v->reason, NULL, "validator error")));
+                tally__es_dupf(
+                    "validator %s errored: %s", q ? q : "",
+                    tally__es_first(v->reason, NULL, "validator error")));
         free(q);
         return;
       }
       if (v->state != TALLY_ES_AVAILABLE || !v->has_score) {
         dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL,
-                dupf("validator %s is unavailable: %s", q ? q : "",
-                     first_non_empty(v->reason, NULL,
-                                     "missing validator evidence")));
+                tally__es_dupf("validator %s is unavailable: %s", q ? q : "",
+                               tally__es_first(v->reason, NULL,
+                                               "missing validator evidence")));
         free(q);
         return;
       }
@@ -706,7 +372,7 @@ static void one_dimension(tally_es_eval_t *e, tally_es_dresult_t *d) {
     double ms;
     const char *why;
     cJSON *meta;
-    bool ok = total_latency(ev, &ms, &why, &meta);
+    bool ok = tally__es_total_latency(ev, &ms, &why, &meta);
     cJSON_Delete(meta);
     if (!ok)
       dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL, strdup(why));
@@ -723,7 +389,7 @@ static void one_dimension(tally_es_eval_t *e, tally_es_dresult_t *d) {
     double usd;
     char *why;
     cJSON *meta;
-    bool ok = model_cost(ev, e->spec, &usd, &why, &meta);
+    bool ok = tally__es_model_cost(ev, e->spec, &usd, &why, &meta);
     cJSON_Delete(meta);
     if (!ok)
       dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL, why);
@@ -743,13 +409,13 @@ static void one_dimension(tally_es_eval_t *e, tally_es_dresult_t *d) {
     for (size_t i = 0; i < e->spec->nmetrics && m == NULL; i++)
       if (strcmp(e->metrics[i].decl->key, dim->metric) == 0)
         m = &e->metrics[i];
-    char *q = quote(dim->metric);
+    char *q = tally_go_quoted(dim->metric);
     if (dim->metric[0] == '\0')
       dim_set(d, TALLY_ES_ERROR_STATE, NULL,
               strdup("dimension metric key is not set"));
     else if (m == NULL || m->state != TALLY_ES_AVAILABLE || !m->has_number)
       dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL,
-              dupf("metric %s is unavailable", q ? q : ""));
+              tally__es_dupf("metric %s is unavailable", q ? q : ""));
     else if (!dim->has_normalization || !dim->target.set || !dim->max.set)
       dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL,
               strdup("metric normalization config is unavailable"));
@@ -760,16 +426,16 @@ static void one_dimension(tally_es_eval_t *e, tally_es_dresult_t *d) {
       score = higher_is_better(m->number, dim->target.v, dim->max.v);
       dim_set(d, TALLY_ES_AVAILABLE, &score, NULL);
     } else {
-      char *qd = quote(dim->better_direction);
+      char *qd = tally_go_quoted(dim->better_direction);
       dim_set(d, TALLY_ES_ERROR_STATE, NULL,
-              dupf("unsupported better_direction %s", qd ? qd : ""));
+              tally__es_dupf("unsupported better_direction %s", qd ? qd : ""));
       free(qd);
     }
     free(q);
     return;
   }
   case TALLY_ES_SRC_LLM_JUDGE: {
-    char *q = quote(dim->judge_key);
+    char *q = tally_go_quoted(dim->judge_key);
     const tally_es_judge_result_t *j = NULL;
     for (size_t i = 0; i < e->run->njudges && j == NULL; i++)
       if (strcmp(e->run->judges[i].judge_key, dim->judge_key) == 0)
@@ -778,9 +444,9 @@ static void one_dimension(tally_es_eval_t *e, tally_es_dresult_t *d) {
       dim_set(d, TALLY_ES_ERROR_STATE, NULL,
               strdup("dimension judge_key is not set"));
     } else if (j == NULL || !j->has_score) {
-      char *dflt = dupf("llm judge %s is unavailable", q ? q : "");
+      char *dflt = tally__es_dupf("llm judge %s is unavailable", q ? q : "");
       dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL,
-              strdup(first_non_empty(j ? j->reason : NULL, NULL,
+              strdup(tally__es_first(j ? j->reason : NULL, NULL,
                                      dflt ? dflt : "")));
       free(dflt);
     } else {
@@ -805,9 +471,9 @@ static void one_dimension(tally_es_eval_t *e, tally_es_dresult_t *d) {
                    "tally yet"));
     return;
   default: {
-    char *q = quote(dim->source_name);
+    char *q = tally_go_quoted(dim->source_name);
     dim_set(d, TALLY_ES_ERROR_STATE, NULL,
-            dupf("unsupported dimension source %s", q ? q : ""));
+            tally__es_dupf("unsupported dimension source %s", q ? q : ""));
     free(q);
     return;
   }
@@ -840,10 +506,11 @@ static const tally_es_dresult_t *first_unavailable_gate(tally_es_eval_t *e) {
 static char *gate_reason(tally_es_eval_t *e, const tally_es_dresult_t *d) {
   const char *s = strategy_word(e->spec);
   bool binary = e->spec->strategy == TALLY_ES_BINARY;
-  char *q = quote(d->decl->key);
-  char *r = dupf("%s: %sdimension %s %s", s, binary ? "" : "gated ", q ? q : "",
-                 d->state == TALLY_ES_ERROR_STATE ? "has evaluator error"
-                                                  : "is unavailable");
+  char *q = tally_go_quoted(d->decl->key);
+  char *r = tally__es_dupf(
+      "%s: %sdimension %s %s", s, binary ? "" : "gated ", q ? q : "",
+      d->state == TALLY_ES_ERROR_STATE ? "has evaluator error"
+                                       : "is unavailable");
   free(q);
   return r;
 }
@@ -901,23 +568,24 @@ static void overall(tally_es_eval_t *e) {
     }
     return;
   }
-  char *q = failed_gate ? quote(failed_gate->decl->key) : NULL;
+  char *q = failed_gate ? tally_go_quoted(failed_gate->decl->key) : NULL;
   const char *fg = q ? q : "\"\"";
   switch (s->strategy) {
   case TALLY_ES_BINARY:
     e->passed = failed_gate == NULL && missing == NULL;
     e->overall = e->passed ? 1 : 0;
     e->overall_reason =
-        missing      ? gate_reason(e, missing)
-        : !e->passed ? dupf("binary: dimension %s below pass_threshold", fg)
-                     : strdup("");
+        missing ? gate_reason(e, missing)
+        : !e->passed
+            ? tally__es_dupf("binary: dimension %s below pass_threshold", fg)
+            : strdup("");
     break;
   case TALLY_ES_HYBRID_STRATEGY:
     if (missing != NULL) {
       e->overall_reason = gate_reason(e, missing);
     } else if (failed_gate != NULL) {
       e->overall_reason =
-          dupf("hybrid: gated dimension %s below pass_threshold", fg);
+          tally__es_dupf("hybrid: gated dimension %s below pass_threshold", fg);
     } else if (non_gated == 0) {
       e->overall = 1;
       e->passed = true;
@@ -930,10 +598,10 @@ static void overall(tally_es_eval_t *e) {
       if (s->pass_threshold.set && e->overall < s->pass_threshold.v) {
         e->passed = false;
         free(e->overall_reason);
-        e->overall_reason =
-            dupf("hybrid: non-gate weighted score %.4f below scorecard "
-                 "pass_threshold %.4f",
-                 e->overall, s->pass_threshold.v);
+        e->overall_reason = tally__es_dupf(
+            "hybrid: non-gate weighted score %.4f below scorecard "
+            "pass_threshold %.4f",
+            e->overall, s->pass_threshold.v);
       }
     }
     break;
@@ -943,13 +611,14 @@ static void overall(tally_es_eval_t *e) {
     if (missing != NULL)
       e->overall_reason = gate_reason(e, missing);
     else if (!e->passed)
-      e->overall_reason =
-          dupf("weighted: gated dimension %s below pass_threshold", fg);
+      e->overall_reason = tally__es_dupf(
+          "weighted: gated dimension %s below pass_threshold", fg);
     else if (s->pass_threshold.set && e->overall < s->pass_threshold.v) {
       e->passed = false;
-      e->overall_reason = dupf("weighted: overall score %.4f below scorecard "
-                               "pass_threshold %.4f",
-                               e->overall, s->pass_threshold.v);
+      e->overall_reason =
+          tally__es_dupf("weighted: overall score %.4f below scorecard "
+                         "pass_threshold %.4f",
+                         e->overall, s->pass_threshold.v);
     } else {
       e->overall_reason = strdup("");
     }
@@ -962,61 +631,63 @@ static void validity(tally_es_eval_t *e) {
   char *q;
   for (size_t i = 0; i < s->nvalidators; i++)
     if (e->validators[i].state == TALLY_ES_ERROR_STATE) {
-      q = quote(e->validators[i].decl->key);
+      q = tally_go_quoted(e->validators[i].decl->key);
       e->validity_state = TALLY_ES_ERROR_STATE;
-      e->validity_reason = dupf(
+      e->validity_reason = tally__es_dupf(
           "validator %s errored: %s", q ? q : "",
-          first_non_empty(e->validators[i].reason, NULL, "validator error"));
+          tally__es_first(e->validators[i].reason, NULL, "validator error"));
       free(q);
       return;
     }
   for (size_t i = 0; i < s->nmetrics; i++)
     if (e->metrics[i].state == TALLY_ES_ERROR_STATE) {
-      q = quote(e->metrics[i].decl->key);
+      q = tally_go_quoted(e->metrics[i].decl->key);
       e->validity_state = TALLY_ES_ERROR_STATE;
-      e->validity_reason =
-          dupf("metric %s errored: %s", q ? q : "",
-               first_non_empty(e->metrics[i].reason, NULL, "metric error"));
+      e->validity_reason = tally__es_dupf(
+          "metric %s errored: %s", q ? q : "",
+          tally__es_first(e->metrics[i].reason, NULL, "metric error"));
       free(q);
       return;
     }
   for (size_t i = 0; i < s->ndims; i++)
     if (e->dims[i].state == TALLY_ES_ERROR_STATE) {
-      q = quote(e->dims[i].decl->key);
+      q = tally_go_quoted(e->dims[i].decl->key);
       e->validity_state = TALLY_ES_ERROR_STATE;
-      e->validity_reason =
-          dupf("dimension %s errored: %s", q ? q : "",
-               first_non_empty(e->dims[i].reason, NULL, "dimension error"));
+      e->validity_reason = tally__es_dupf(
+          "dimension %s errored: %s", q ? q : "",
+          tally__es_first(e->dims[i].reason, NULL, "dimension error"));
       free(q);
       return;
     }
   for (size_t i = 0; i < s->ndims; i++)
     if (e->dims[i].state == TALLY_ES_UNAVAILABLE_STATE) {
-      q = quote(e->dims[i].decl->key);
+      q = tally_go_quoted(e->dims[i].decl->key);
       e->validity_state = TALLY_ES_UNAVAILABLE_STATE;
-      e->validity_reason = dupf(
+      e->validity_reason = tally__es_dupf(
           "dimension %s unavailable: %s", q ? q : "",
-          first_non_empty(e->dims[i].reason, NULL, "missing scoring evidence"));
+          tally__es_first(e->dims[i].reason, NULL, "missing scoring evidence"));
       free(q);
       return;
     }
   for (size_t i = 0; i < s->nvalidators; i++)
     if (e->validators[i].state == TALLY_ES_UNAVAILABLE_STATE) {
-      q = quote(e->validators[i].decl->key);
+      q = tally_go_quoted(e->validators[i].decl->key);
       e->validity_state = TALLY_ES_UNAVAILABLE_STATE;
-      e->validity_reason = dupf("validator %s unavailable: %s", q ? q : "",
-                                first_non_empty(e->validators[i].reason, NULL,
-                                                "missing validator evidence"));
+      e->validity_reason =
+          tally__es_dupf("validator %s unavailable: %s", q ? q : "",
+                         tally__es_first(e->validators[i].reason, NULL,
+                                         "missing validator evidence"));
       free(q);
       return;
     }
   for (size_t i = 0; i < s->nmetrics; i++)
     if (e->metrics[i].state == TALLY_ES_UNAVAILABLE_STATE) {
-      q = quote(e->metrics[i].decl->key);
+      q = tally_go_quoted(e->metrics[i].decl->key);
       e->validity_state = TALLY_ES_UNAVAILABLE_STATE;
-      e->validity_reason = dupf("metric %s unavailable: %s", q ? q : "",
-                                first_non_empty(e->metrics[i].reason, NULL,
-                                                "missing metric evidence"));
+      e->validity_reason =
+          tally__es_dupf("metric %s unavailable: %s", q ? q : "",
+                         tally__es_first(e->metrics[i].reason, NULL,
+                                         "missing metric evidence"));
       free(q);
       return;
     }
@@ -1083,7 +754,7 @@ int tally_es_evaluate(tally_es_eval_t *e, const tally_es_spec_t *spec,
     return rc;
   for (size_t i = 0; i < spec->nmetrics; i++) {
     e->metrics[i].decl = &spec->metrics[i];
-    one_metric(e, &e->metrics[i]);
+    tally__es_metric(e, &e->metrics[i]);
     if (e->metrics[i].reason == NULL || e->metrics[i].metadata == NULL)
       return TALLY_ENOMEM;
   }

@@ -160,3 +160,12 @@ bool tally_go_printable(int32_t cp) {
     return true;
   }
 }
+
+char *tally_go_quoted(const char *s) {
+  tally_buf_t b;
+  tally_buf_init(&b);
+  tally_go_quote(&b, s);
+  char *q = b.oom ? NULL : strdup(tally_buf_text(&b));
+  tally_buf_close(&b);
+  return q;
+}

@@ -35,4 +35,7 @@ bool tally_go_printable(int32_t cp);
 /* Go's %q of s (strconv.Quote) appended to b. */
 void tally_go_quote(tally_buf_t *b, const char *s);
 
+/* The same as a new string; NULL when out of memory. */
+char *tally_go_quoted(const char *s);
+
 #endif

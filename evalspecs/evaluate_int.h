@@ -1,0 +1,33 @@
+/* Shared by evaluate.c and metrics.c: the helpers of scoring a run. */
+#ifndef TALLY_ES_EVALUATE_INT_H
+#define TALLY_ES_EVALUATE_INT_H
+
+#include "evalspecs/evaluate.h"
+
+/* A new string of printf's fmt; NULL when out of memory. */
+char *tally__es_dupf(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* firstNonEmpty: the first of a, b that is not blank, else c ("" when
+ * NULL). */
+const char *tally__es_first(const char *a, const char *b, const char *c);
+
+/* The regression case of a challenge: that of the one input in scope. */
+const tally_es_uuid_t *tally__es_case_of(const tally_es_evidence_t *ev,
+                                         const tally_es_uuid_t *challenge);
+
+/* The run's total latency in ms, or false with the reason in *why; the
+ * collector's metadata in *meta either way (the caller owns it). */
+bool tally__es_total_latency(const tally_es_evidence_t *ev, double *ms,
+                             const char **why, cJSON **meta);
+
+/* The run's model cost in USD from the spec's pricing, or false with the
+ * reason (a new string) in *why; metadata in *meta (may be NULL). */
+bool tally__es_model_cost(const tally_es_evidence_t *ev,
+                          const tally_es_spec_t *s, double *usd, char **why,
+                          cJSON **meta);
+
+/* Collects metric m (its decl set) of the run e scores. */
+void tally__es_metric(tally_es_eval_t *e, tally_es_mresult_t *m);
+
+#endif
