@@ -10,24 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The member key of payload (the last of that name), or NULL. */
-static const cJSON *get(const cJSON *payload, const char *key) {
-  const cJSON *found = NULL;
-  if (!cJSON_IsObject(payload))
-    return NULL;
-  for (const cJSON *m = payload->child; m != NULL; m = m->next)
-    if (strcmp(m->string, key) == 0)
-      found = m;
-  return found;
-}
-
 static const char *str_value(const cJSON *payload, const char *key) {
-  const cJSON *v = get(payload, key);
+  const cJSON *v = tally_go_member(payload, key);
   return v != NULL ? tally_go_loose_string(v) : NULL;
 }
 
 static bool num_value(const cJSON *payload, const char *key, double *out) {
-  const cJSON *v = get(payload, key);
+  const cJSON *v = tally_go_member(payload, key);
   if (!cJSON_IsNumber(v))
     return false;
   *out = v->valuedouble;
@@ -42,7 +31,7 @@ static int64_t to_int(double x) {
 }
 
 static bool usage_value(const cJSON *payload, const char *key, double *out) {
-  const cJSON *u = get(payload, "usage");
+  const cJSON *u = tally_go_member(payload, "usage");
   return cJSON_IsObject(u) && num_value(u, key, out);
 }
 
@@ -151,24 +140,25 @@ static bool capture_ok(const cJSON *p, bool listing) {
     return false;
   static const char *const strs[] = {"key", "path", "content"};
   for (size_t i = 0; i < (listing ? 2u : 3u); i++) {
-    const cJSON *v = get(p, strs[i]);
+    const cJSON *v = tally_go_member(p, strs[i]);
     if (v != NULL && !cJSON_IsString(v) && !cJSON_IsNull(v))
       return false;
   }
   if (!listing) {
-    const cJSON *v = get(p, "exists"), *t = get(p, "truncated"),
-                *z = get(p, "size");
+    const cJSON *v = tally_go_member(p, "exists"),
+                *t = tally_go_member(p, "truncated"),
+                *z = tally_go_member(p, "size");
     if ((v && !cJSON_IsBool(v) && !cJSON_IsNull(v)) ||
         (t && !cJSON_IsBool(t) && !cJSON_IsNull(t)) ||
         (z && !cJSON_IsNumber(z) && !cJSON_IsNull(z)))
       return false;
   } else {
-    const cJSON *en = get(p, "entries");
+    const cJSON *en = tally_go_member(p, "entries");
     if (en != NULL && !cJSON_IsArray(en) && !cJSON_IsNull(en))
       return false;
   }
   const char *key = str_value(p, "key");
-  return cJSON_IsString(get(p, "key")) && key[0] != '\0';
+  return cJSON_IsString(tally_go_member(p, "key")) && key[0] != '\0';
 }
 
 static int cmp_turn(const void *pa, const void *pb) {
@@ -241,7 +231,7 @@ static int transcript(tally_es_evidence_t *ev, const tally_es_run_t *run) {
       if ((s = str_value(p, "content")) != NULL)
         t->assistant = s;
     } else if (strcmp(type, "turn.completed") == 0) {
-      const cJSON *m = get(p, "mismatch");
+      const cJSON *m = tally_go_member(p, "mismatch");
       if (cJSON_IsBool(m))
         t->mismatch = cJSON_IsTrue(m);
       if ((s = str_value(p, "actor")) != NULL && t->actor[0] == '\0')
@@ -340,7 +330,7 @@ int tally_es_evidence_build(tally_es_evidence_t *ev,
       if (t[0] == 's' && ev->final_output == NULL) {
         s = str_value(p, "final_output");
         if (s == NULL) {
-          const cJSON *o = get(p, "output");
+          const cJSON *o = tally_go_member(p, "output");
           s = o != NULL ? tally_go_loose_string(o) : NULL;
         }
         if (s != NULL) {
@@ -391,9 +381,9 @@ int tally_es_evidence_build(tally_es_evidence_t *ev,
       s = str_value(p, "tool_name");
       bool failed = t[10] == 'f';
       if (s != NULL && !tally_go_blank(s)) {
-        const cJSON *res = get(p, "result");
+        const cJSON *res = tally_go_member(p, "result");
         const cJSON *is_error =
-            cJSON_IsObject(res) ? get(res, "is_error") : NULL;
+            cJSON_IsObject(res) ? tally_go_member(res, "is_error") : NULL;
         if (cJSON_IsBool(is_error))
           failed = cJSON_IsTrue(is_error) || failed;
         ev->tool_calls_traced++;

@@ -628,3 +628,46 @@ bool tally_go_unmarshal_check(const char *s, char *err, size_t errlen) {
   }
   return true;
 }
+
+const cJSON *tally_go_member(const cJSON *obj, const char *key) {
+  const cJSON *found = NULL;
+  if (!cJSON_IsObject(obj))
+    return NULL;
+  for (const cJSON *m = obj->child; m != NULL; m = m->next)
+    if (strcmp(m->string, key) == 0)
+      found = m;
+  return found;
+}
+
+bool tally_go_json_equal(const cJSON *a, const cJSON *b) {
+  if (cJSON_IsNumber(a) || cJSON_IsNumber(b))
+    return cJSON_IsNumber(a) && cJSON_IsNumber(b) &&
+           a->valuedouble == b->valuedouble;
+  if ((a->type & 0xff) != (b->type & 0xff))
+    return false;
+  if (cJSON_IsString(a))
+    return strcmp(a->valuestring, b->valuestring) == 0;
+  if (cJSON_IsArray(a)) {
+    if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+      return false;
+    for (const cJSON *x = a->child, *y = b->child; x; x = x->next, y = y->next)
+      if (!tally_go_json_equal(x, y))
+        return false;
+    return true;
+  }
+  if (cJSON_IsObject(a)) {
+    /* As Go maps: the last of a repeated key counts. */
+    for (const cJSON *x = a->child; x; x = x->next) {
+      if (tally_go_member(a, x->string) != x)
+        continue;
+      const cJSON *y = tally_go_member(b, x->string);
+      if (y == NULL || !tally_go_json_equal(x, y))
+        return false;
+    }
+    for (const cJSON *y = b->child; y; y = y->next)
+      if (tally_go_member(a, y->string) == NULL)
+        return false;
+    return true;
+  }
+  return true; /* null, true, false: the type said it */
+}

@@ -36,6 +36,15 @@ const char *tally_go_loose_string(const cJSON *v);
  * or null as its word, a number as %v, anything else marshalled. */
 void tally_go_stringify(tally_buf_t *b, const cJSON *v);
 
+/* The member key of obj as a Go map holds it (the last of a repeated
+ * key), or NULL (also when obj is not an object). */
+const cJSON *tally_go_member(const cJSON *obj, const char *key);
+
+/* JSON equality as Go compares decoded values: numbers by value (1 and
+ * 1.0, 0 and -0 equal), strings byte for byte, arrays in order, objects
+ * by their members (as maps); types must agree otherwise. */
+bool tally_go_json_equal(const cJSON *a, const cJSON *b);
+
 /* Reads one JSON value from s as Go's json.Decoder does, then checks that
  * no other follows (Decoder.More). Returns true with the value's span
  * [*start, *end), or false with Go's error text in err ("EOF",

@@ -38,14 +38,6 @@ static bool ident_char(char c) {
          (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-static const cJSON *member(const cJSON *obj, const char *key) {
-  const cJSON *f = NULL;
-  for (const cJSON *m = obj->child; m != NULL; m = m->next)
-    if (strcmp(m->string, key) == 0)
-      f = m;
-  return f;
-}
-
 /* strconv.Unquote of a "..." literal (JSON's escapes are Go's too, for
  * what property names hold) or a '...' rune literal of one character. */
 static char *unquote(const char *s, size_t n) {
@@ -101,7 +93,7 @@ static int walk(const cJSON *doc, const char *path, const cJSON **out,
       }
       char name[256];
       snprintf(name, sizeof(name), "%.*s", (int)(i - start), path + start);
-      if (!cJSON_IsObject(cur) || (cur = member(cur, name)) == NULL)
+      if (!cJSON_IsObject(cur) || (cur = tally_go_member(cur, name)) == NULL)
         return 0;
     } else if (path[i] == '[') {
       size_t end = i + 1;
@@ -167,7 +159,8 @@ static int walk(const cJSON *doc, const char *path, const cJSON **out,
         memcpy(prop, content, cn);
         prop[cn] = '\0';
       }
-      const cJSON *next = cJSON_IsObject(cur) ? member(cur, prop) : NULL;
+      const cJSON *next =
+          cJSON_IsObject(cur) ? tally_go_member(cur, prop) : NULL;
       free(prop);
       if (next == NULL)
         return 0;
@@ -180,41 +173,6 @@ static int walk(const cJSON *doc, const char *path, const cJSON **out,
   }
   *out = cur;
   return 1;
-}
-
-/* jsonValuesEqual: numbers by value, the rest by structure. */
-static bool equal(const cJSON *a, const cJSON *b) {
-  if (cJSON_IsNumber(a))
-    return cJSON_IsNumber(b) && a->valuedouble == b->valuedouble;
-  if (cJSON_IsNumber(b))
-    return false;
-  if ((a->type & 0xff) != (b->type & 0xff))
-    return false;
-  if (cJSON_IsString(a))
-    return strcmp(a->valuestring, b->valuestring) == 0;
-  if (cJSON_IsArray(a)) {
-    if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
-      return false;
-    for (const cJSON *x = a->child, *y = b->child; x; x = x->next, y = y->next)
-      if (!equal(x, y))
-        return false;
-    return true;
-  }
-  if (cJSON_IsObject(a)) {
-    /* As Go maps: the last of a repeated key counts. */
-    for (const cJSON *x = a->child; x; x = x->next) {
-      if (member(a, x->string) != x)
-        continue;
-      const cJSON *y = member(b, x->string);
-      if (y == NULL || !equal(x, y))
-        return false;
-    }
-    for (const cJSON *y = b->child; y; y = y->next)
-      if (member(a, y->string) == NULL)
-        return false;
-    return true;
-  }
-  return true; /* null, true, false: the type said it */
 }
 
 static char *marshal(const cJSON *v) {
@@ -352,7 +310,7 @@ int tally__es_json_path(const char *actual, const char *expected,
   } else if (strcmp(ccomp, "exists") == 0) {
     pass = true;
   } else if (strcmp(ccomp, "equals") == 0) {
-    pass = want != NULL ? equal(got, want) : cJSON_IsNull(got);
+    pass = want != NULL ? tally_go_json_equal(got, want) : cJSON_IsNull(got);
     why = "json path value did not equal expected value";
   } else if (strcmp(ccomp, "contains") == 0) {
     if (cJSON_IsString(got)) {
@@ -364,7 +322,7 @@ int tally__es_json_path(const char *actual, const char *expected,
       }
     } else if (cJSON_IsArray(got)) {
       for (const cJSON *x = got->child; x != NULL && !pass; x = x->next)
-        pass = want != NULL ? equal(x, want) : cJSON_IsNull(x);
+        pass = want != NULL ? tally_go_json_equal(x, want) : cJSON_IsNull(x);
       why = "json path array did not contain expected value";
     } else {
       char *a = marshal(got), *b = want ? marshal(want) : strdup("null");

@@ -4,6 +4,7 @@
  * evaluated properties and items that unevaluated* read, and the dynamic
  * scope that $dynamicRef reads. */
 #include "evalspecs/jsonschema.h"
+#include "evalspecs/gojson.h"
 #include "evalspecs/gostr.h"
 #include "evalspecs/jsonschema_int.h"
 
@@ -362,36 +363,6 @@ static bool has_prop(const ann_t *a, const cJSON *m) {
   return false;
 }
 
-/* JSON equality: numbers by value, objects by members. */
-static bool json_equal(const cJSON *a, const cJSON *b) {
-  if (cJSON_IsNumber(a) || cJSON_IsNumber(b))
-    return cJSON_IsNumber(a) && cJSON_IsNumber(b) &&
-           a->valuedouble == b->valuedouble;
-  if ((a->type & 0xff) != (b->type & 0xff))
-    return false;
-  if (cJSON_IsString(a))
-    return strcmp(a->valuestring, b->valuestring) == 0;
-  if (cJSON_IsArray(a)) {
-    if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
-      return false;
-    for (const cJSON *x = a->child, *y = b->child; x; x = x->next, y = y->next)
-      if (!json_equal(x, y))
-        return false;
-    return true;
-  }
-  if (cJSON_IsObject(a)) {
-    if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
-      return false;
-    for (const cJSON *x = a->child; x; x = x->next) {
-      const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
-      if (y == NULL || !json_equal(x, y))
-        return false;
-    }
-    return true;
-  }
-  return true;
-}
-
 static bool is_integer(const cJSON *v) {
   return cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
          v->valuedouble == floor(v->valuedouble);
@@ -691,7 +662,7 @@ static int array_keywords(tally_js_t *js, const cJSON *s, const cJSON *inst,
   if ((k = kw(s, "uniqueItems")) != NULL && cJSON_IsTrue(k))
     for (const cJSON *a = inst->child; a && valid; a = a->next)
       for (const cJSON *b = a->next; b && valid; b = b->next)
-        if (json_equal(a, b))
+        if (tally_go_json_equal(a, b))
           valid = 0;
   size_t i = 0;
   const cJSON *x = inst->child;
@@ -813,11 +784,11 @@ static int validate(tally_js_t *js, const cJSON *s, const cJSON *inst,
   if ((k = kw(s, "enum")) != NULL) {
     int ok = 0;
     for (const cJSON *e = k->child; e && !ok; e = e->next)
-      ok = json_equal(e, inst);
+      ok = tally_go_json_equal(e, inst);
     valid &= ok;
   }
   if ((k = kw(s, "const")) != NULL)
-    valid &= json_equal(k, inst);
+    valid &= tally_go_json_equal(k, inst);
   rc = scalar_keywords(s, inst);
   if (rc < 0) {
     rc = schema_fail(js,

@@ -61,21 +61,12 @@ static bool atoi_go(const char *s, long long *out) {
   return errno == 0;
 }
 
-/* The member of a JSON object as a Go map holds it: the last of a key. */
-static const cJSON *member(const cJSON *obj, const char *key) {
-  const cJSON *f = NULL;
-  for (const cJSON *m = obj->child; m != NULL; m = m->next)
-    if (strcmp(m->string, key) == 0)
-      f = m;
-  return f;
-}
-
 /* Walks v down the segments (dot-separated, count n) and stringifies
  * what it finds. */
 static int walk(res_t *r, const cJSON *v, char **seg, size_t n) {
   for (size_t i = 0; i < n && v != NULL; i++) {
     if (cJSON_IsObject(v)) {
-      v = member(v, seg[i]);
+      v = tally_go_member(v, seg[i]);
     } else if (cJSON_IsArray(v)) {
       long long k;
       if (!atoi_go(seg[i], &k) || k < 0 || k >= cJSON_GetArraySize(v))
@@ -260,16 +251,16 @@ static int file_ref(res_t *r, const char *key) {
         file = &r->ev->captures[i];
     }
   if (file != NULL) {
-    const cJSON *exists = member(file->payload, "exists");
+    const cJSON *exists = tally_go_member(file->payload, "exists");
     if (!cJSON_IsTrue(exists)) {
-      const cJSON *path = member(file->payload, "path");
+      const cJSON *path = tally_go_member(file->payload, "path");
       return why(r, TALLY_ES_UNAVAILABLE,
                  "captured file %s does not exist at path %s",
                  quoted(key, q, sizeof(q)),
                  quoted(cJSON_IsString(path) ? path->valuestring : "", q2,
                         sizeof(q2)));
     }
-    const cJSON *content = member(file->payload, "content");
+    const cJSON *content = tally_go_member(file->payload, "content");
     tally_buf_reset(r->value);
     tally_buf_puts(r->value,
                    cJSON_IsString(content) ? content->valuestring : "");
@@ -279,9 +270,9 @@ static int file_ref(res_t *r, const char *key) {
     /* {"key","path","entries":[{"path","size","is_dir" when true}]} */
     tally_buf_t *b = r->value;
     tally_buf_reset(b);
-    const cJSON *k = member(dir->payload, "key"),
-                *p = member(dir->payload, "path"),
-                *en = member(dir->payload, "entries");
+    const cJSON *k = tally_go_member(dir->payload, "key"),
+                *p = tally_go_member(dir->payload, "path"),
+                *en = tally_go_member(dir->payload, "entries");
     tally_buf_puts(b, "{\"key\":");
     const char *ks = cJSON_IsString(k) ? k->valuestring : "";
     tally_go_json_string(b, ks, strlen(ks));
@@ -296,9 +287,10 @@ static int file_ref(res_t *r, const char *key) {
       for (const cJSON *e = en->child; e != NULL; e = e->next) {
         if (e != en->child)
           tally_buf_putc(b, ',');
-        const cJSON *ep = cJSON_IsObject(e) ? member(e, "path") : NULL,
-                    *es = cJSON_IsObject(e) ? member(e, "size") : NULL,
-                    *ed = cJSON_IsObject(e) ? member(e, "is_dir") : NULL;
+        const cJSON *ep = cJSON_IsObject(e) ? tally_go_member(e, "path") : NULL,
+                    *es = cJSON_IsObject(e) ? tally_go_member(e, "size") : NULL,
+                    *ed =
+                        cJSON_IsObject(e) ? tally_go_member(e, "is_dir") : NULL;
         const char *eps = cJSON_IsString(ep) ? ep->valuestring : "";
         tally_buf_puts(b, "{\"path\":");
         tally_go_json_string(b, eps, strlen(eps));
