@@ -7,18 +7,13 @@
 #include "evalspecs/textops.h"
 #include "evalspecs/validators.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
 #include <math.h>
-#include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The regex limits (as the regex comparator's defaults). */
-#define REGEX_MATCH_LIMIT 1000000
-#define REGEX_DEPTH_LIMIT 10000
 /* fuzzy_match refuses inputs longer than this, in code points. */
 #define FUZZY_MAX_RUNES 100000
 
@@ -496,45 +491,17 @@ static void token_f1(const tally_es_validator_t *v, const char *actual,
 
 static void regex_match(const char *actual, const char *expected,
                         tally_es_outcome_t *o) {
-  int code;
-  PCRE2_SIZE off;
-  pcre2_code *re =
-      pcre2_compile((PCRE2_SPTR)expected, PCRE2_ZERO_TERMINATED,
-                    PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &code, &off, NULL);
-  if (re == NULL) {
-    PCRE2_UCHAR msg[256];
-    pcre2_get_error_message(code, msg, sizeof(msg));
-    o->verdict = TALLY_ES_VERROR;
-    reasonf(o, "invalid regex pattern: %s at offset %zu", (char *)msg,
-            (size_t)off);
+  char err[512];
+  int rc = tally_es_regex(expected, false, actual, err, sizeof(err));
+  if (rc == TALLY_ES_RE_MATCH || rc == TALLY_ES_RE_NO_MATCH) {
+    verdict(o, rc == TALLY_ES_RE_MATCH, rc == TALLY_ES_RE_MATCH);
     return;
   }
-  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-  pcre2_match_context *mc = pcre2_match_context_create(NULL);
-  if (md == NULL || mc == NULL) {
-    o->verdict = TALLY_ES_VERROR;
-    reasonf(o, "out of memory");
-  } else {
-    pcre2_set_match_limit(mc, REGEX_MATCH_LIMIT);
-    pcre2_set_depth_limit(mc, REGEX_DEPTH_LIMIT);
-    int rc = pcre2_match(re, (PCRE2_SPTR)actual, strlen(actual), 0, 0, md, mc);
-    if (rc >= 0) {
-      verdict(o, true, 1);
-    } else if (rc == PCRE2_ERROR_NOMATCH) {
-      verdict(o, false, 0);
-    } else {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(rc, msg, sizeof(msg));
-      o->verdict = TALLY_ES_VERROR;
-      reasonf(o,
-              "regex_match: the pattern hit tally's limit (match limit %d, "
-              "depth limit %d): %s",
-              REGEX_MATCH_LIMIT, REGEX_DEPTH_LIMIT, (char *)msg);
-    }
-  }
-  pcre2_match_context_free(mc);
-  pcre2_match_data_free(md);
-  pcre2_code_free(re);
+  o->verdict = TALLY_ES_VERROR;
+  if (rc == TALLY_ES_RE_BAD_PATTERN)
+    reasonf(o, "invalid regex pattern: %s", err);
+  else
+    reasonf(o, "regex_match: %s", err);
 }
 
 /* strconvBool: true/1/yes or false/0/no, trimmed, case-insensitive. */

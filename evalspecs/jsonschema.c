@@ -7,10 +7,9 @@
 #include "evalspecs/gojson.h"
 #include "evalspecs/gostr.h"
 #include "evalspecs/jsonschema_int.h"
+#include "evalspecs/textops.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
-#include <pcre2.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -495,30 +494,13 @@ static char *ecma_pattern(const char *p) {
 /* Whether s matches the ECMA-262 pattern p (PCRE2, Unicode); -1 for a
  * pattern PCRE2 refuses. */
 static int regex_match(const char *p, const char *s) {
-  int code;
-  PCRE2_SIZE off;
   char *pattern = ecma_pattern(p);
   if (pattern == NULL)
     return -1;
-  pcre2_code *re = pcre2_compile(
-      (PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &off, NULL);
+  char err[300];
+  int rc = tally_es_regex(pattern, true, s, err, sizeof(err));
   free(pattern);
-  if (re == NULL)
-    return -1;
-  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-  pcre2_match_context *mc = pcre2_match_context_create(NULL);
-  int rc = -1;
-  if (md != NULL && mc != NULL) {
-    pcre2_set_match_limit(mc, 1000000);
-    pcre2_set_depth_limit(mc, 10000);
-    int m = pcre2_match(re, (PCRE2_SPTR)s, strlen(s), 0, 0, md, mc);
-    rc = m >= 0 ? 1 : m == PCRE2_ERROR_NOMATCH ? 0 : -1;
-  }
-  pcre2_match_context_free(mc);
-  pcre2_match_data_free(md);
-  pcre2_code_free(re);
-  return rc;
+  return rc == TALLY_ES_RE_MATCH ? 1 : rc == TALLY_ES_RE_NO_MATCH ? 0 : -1;
 }
 
 static int validate(tally_js_t *js, const cJSON *schema, const cJSON *inst,

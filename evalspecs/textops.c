@@ -3,7 +3,10 @@
 #include "evalspecs/gostr.h"
 #include "evalspecs/validators.h"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -315,4 +318,48 @@ int32_t *tally_es_runes(const char *s, size_t *n) {
   }
   *n = k;
   return out;
+}
+
+int tally_es_regex(const char *pattern, bool ucp, const char *s, char *err,
+                   size_t errlen) {
+  int code;
+  PCRE2_SIZE off;
+  uint32_t options =
+      PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | (ucp ? PCRE2_UCP : 0);
+  pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                                 options, &code, &off, NULL);
+  if (re == NULL) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(code, msg, sizeof(msg));
+    snprintf(err, errlen, "%s at offset %zu", (char *)msg, (size_t)off);
+    return TALLY_ES_RE_BAD_PATTERN;
+  }
+  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+  pcre2_match_context *mc = pcre2_match_context_create(NULL);
+  int rc = TALLY_ES_RE_NOMEM;
+  if (md == NULL || mc == NULL) {
+    snprintf(err, errlen, "out of memory");
+  } else {
+    pcre2_set_match_limit(mc, TALLY_ES_REGEX_MATCH_LIMIT);
+    pcre2_set_depth_limit(mc, TALLY_ES_REGEX_DEPTH_LIMIT);
+    int m = pcre2_match(re, (PCRE2_SPTR)s, strlen(s), 0, 0, md, mc);
+    if (m >= 0) {
+      rc = TALLY_ES_RE_MATCH;
+    } else if (m == PCRE2_ERROR_NOMATCH) {
+      rc = TALLY_ES_RE_NO_MATCH;
+    } else {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message(m, msg, sizeof(msg));
+      snprintf(err, errlen,
+               "the pattern hit tally's limit (match limit %d, depth limit "
+               "%d): %s",
+               TALLY_ES_REGEX_MATCH_LIMIT, TALLY_ES_REGEX_DEPTH_LIMIT,
+               (char *)msg);
+      rc = TALLY_ES_RE_LIMIT;
+    }
+  }
+  pcre2_match_context_free(mc);
+  pcre2_match_data_free(md);
+  pcre2_code_free(re);
+  return rc;
 }
