@@ -437,3 +437,92 @@ Test(evalspec_config, task_keys_of_other_types_are_refused) {
                "0, \"evaluation_spec\": {}}",
                "max_score: must be a number above 0");
 }
+
+/* The rules of the parts the next issue scores, decoded and checked now. */
+Test(evalspec_config, the_rest_of_the_rules) {
+  static const struct {
+    const char *more, *message;
+  } cases[] = {
+      {",\"runtime_limits\": {\"max_total_tokens\": 0}",
+       "runtime_limits.max_total_tokens: must be greater than 0"},
+      {",\"runtime_limits\": {\"max_duration_ms\": -5}",
+       "runtime_limits.max_duration_ms: must be greater than 0"},
+      {",\"pricing\": {\"models\": [{\"provider_key\": \"p\"}]}",
+       "pricing.models[0].provider_model_id: is required"},
+      {",\"post_execution_checks\": [{\"key\": \"k\", \"type\": "
+       "\"file_capture\", \"path\": \"/p\", \"max_size_bytes\": -1}]",
+       "post_execution_checks[0].max_size_bytes: must be greater than or "
+       "equal to 0"},
+      {",\"post_execution_checks\": [{\"key\": \"k\", \"type\": "
+       "\"file_capture\", \"path\": \"/p\"}, {\"key\": \"k\", \"type\": "
+       "\"directory_listing\", \"path\": \"/q\"}]",
+       "post_execution_checks[1].key: must be unique"},
+      {",\"behavioral\": {\"signals\": []}",
+       "behavioral.signals: must contain at least one signal"},
+      {",\"behavioral\": {\"signals\": [{\"key\": \"error_cascade\", "
+       "\"weight\": 1, \"gate\": true}]}",
+       "behavioral.signals[0].pass_threshold: is required when the signal is "
+       "gated"},
+      {",\"behavioral\": {\"signals\": [{\"key\": \"error_cascade\", "
+       "\"weight\": 1, \"pass_threshold\": 2}]}",
+       "behavioral.signals[0].pass_threshold: must be between 0 and 1"},
+      {",\"behavioral\": {\"signals\": [{\"key\": \"error_cascade\", "
+       "\"weight\": 1}, {\"key\": \"error_cascade\", \"weight\": 1}]}",
+       "behavioral.signals[1].key: must be unique"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+    spec_error(EXACT, CORRECT, cases[i].more, cases[i].message);
+}
+
+Test(evalspec_config, judge_rules) {
+#define JUDGES(list)                                                           \
+  "{\"name\": \"t\", \"task_type\": \"agent_run\", \"evaluation_spec\": "      \
+  "{\"name\": \"e\", \"version_number\": 1, \"judge_mode\": \"llm_judge\", "   \
+  "\"validators\": [" EXACT "], \"llm_judges\": [" list "], "                  \
+  "\"scorecard\": {\"dimensions\": [\"correctness\"], \"judge_limits\": "      \
+  "{\"max_calls_usd\": -1, \"max_tokens\": -2}}}}"
+  const char *t = JUDGES(
+      "{\"key\": \"a\", \"mode\": \"rubric\", \"rubric\": \"r\", \"model\": "
+      "\"gpt-4o\", \"samples\": -1, \"timeout_ms\": 0, \"score_scale\": "
+      "{\"min\": 5, \"max\": 1}, \"output_schema\": {\"$schema\": "
+      "\"http://json-schema.org/draft-04/schema#\"}},"
+      "{\"key\": \"b\", \"mode\": \"rubric\", \"rubric\": \"r\", \"model\": "
+      "\"gpt-4o\", \"consensus\": {\"aggregation\": \"median\"}},"
+      "{\"key\": \"c\", \"mode\": \"reference\", \"rubric\": \"r\", "
+      "\"reference_from\": \"nowhere\", \"models\": [\"gpt-4o\", \"\"], "
+      "\"consensus\": {\"aggregation\": \"median\", "
+      "\"min_agreement_threshold\": 2}},"
+      "{\"key\": \"d\", \"mode\": \"vote\", \"model\": \"gpt-4o\"},"
+      "{\"key\": \"e\", \"mode\": \"n_wise\", \"prompt\": \" \", \"model\": "
+      "\"gpt-4o\", \"context_from\": [\"final_output\", \"bad\"]}");
+  static const char *const messages[] = {
+      "llm_judges[0].samples: must be greater than or equal to 0",
+      "llm_judges[0].timeout_ms: must be greater than 0",
+      "llm_judges[0].score_scale: min must be strictly less than max",
+      "llm_judges[0].output_schema: must be valid JSON Schema: unsupported "
+      "JSON schema draft",
+      "llm_judges[1].consensus: is only valid when multiple models are "
+      "declared",
+      "llm_judges[2].reference_from: must be a supported evidence reference",
+      "llm_judges[2].models[1]: must be a non-empty model identifier",
+      "llm_judges[2].consensus.min_agreement_threshold: must be between 0 "
+      "and 1",
+      "llm_judges[3].mode: must be one of rubric, assertion, n_wise, "
+      "reference",
+      "llm_judges[4].prompt: is required for n_wise mode",
+      "llm_judges[4].context_from[1]: must be a supported evidence reference",
+      "scorecard.judge_limits.max_calls_usd: must be greater than or equal to "
+      "0",
+      "scorecard.judge_limits.max_tokens: must be greater than or equal to 0",
+  };
+  for (size_t i = 0; i < sizeof(messages) / sizeof(messages[0]); i++)
+    expect_error(t, messages[i]);
+  spec_error(EXACT,
+             "{\"dimensions\": [{\"key\": \"q\", \"source\": \"llm_judge\", "
+             "\"judge_key\": \"j\", \"better_direction\": \"lower\"}]}",
+             ",\"judge_mode\": \"llm_judge\", \"llm_judges\": [{\"key\": "
+             "\"j\", \"mode\": \"assertion\", \"assertion\": \"a\", "
+             "\"model\": \"claude-3\"}]",
+             "must be \"higher\" for llm_judge source (got \"lower\")");
+#undef JUDGES
+}
