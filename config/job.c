@@ -200,6 +200,8 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
   job->submission = job->participant = job->contest = job->evaluations = NULL;
   job->answer = job->ground_truth = NULL;
   job->run = job->llm_judge_results = NULL;
+  job->response = job->error = NULL;
+  job->extracted = -1;
   job->has_time_used = job->has_usage = false;
   job->time_used = job->input_tokens = job->output_tokens = job->llm_calls = 0;
   job->verified = job->memoryless = false;
@@ -258,7 +260,9 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                                        "attempt",
                                        "memoryless",
                                        "run",
-                                       "llm_judge_results"};
+                                       "llm_judge_results",
+                                       "response",
+                                       "error"};
     const cJSON **slots[] = {&job->submission,
                              &job->participant,
                              &job->contest,
@@ -277,7 +281,9 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                              &attempt,
                              &memoryless,
                              &job->run,
-                             &job->llm_judge_results};
+                             &job->llm_judge_results,
+                             &job->response,
+                             &job->error};
     const cJSON **slot = NULL;
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !slot; k++)
       if (strcmp(m->string, keys[k]) == 0)
@@ -308,6 +314,18 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
     return job_error(err, errlen, "official: must be true or false");
   if (tokened != NULL && !cJSON_IsBool(tokened))
     return job_error(err, errlen, "tokened: must be true or false");
+  if (job->response != NULL && cJSON_IsNull(job->response))
+    job->response = NULL;
+  if (job->response != NULL && !cJSON_IsString(job->response))
+    return job_error(err, errlen,
+                     "response: must be a string (the model's response)");
+  if (job->error != NULL && cJSON_IsNull(job->error))
+    job->error = NULL;
+  if (job->error != NULL && !cJSON_IsString(job->error) &&
+      !(cJSON_IsNumber(job->error) && isfinite(job->error->valuedouble)))
+    return job_error(err, errlen,
+                     "error: must be a string or a number (the model call's "
+                     "error text or status)");
   job->timestamp = timestamp != NULL ? timestamp->valuedouble : 0;
   job->official = official == NULL || cJSON_IsTrue(official);
   job->tokened = tokened != NULL && cJSON_IsTrue(tokened);

@@ -64,6 +64,16 @@ typedef struct tally_job_s {
   cJSON *made;
   const cJSON **admin;
   bool has_admin;
+  /* After tally_job_bind: whether the comparators pulled answers out of
+   * the outputs (tally_compare_result_t.extracted): -1 none of them
+   * extracts, 0 one found nothing, 1 every one that extracts found an
+   * answer. */
+  signed char extracted;
+  /* The optional keys of a model benchmark's sample
+   * (docs/benchmarks.md): response, a string, and error, a string or a
+   * number; NULL when absent. */
+  const cJSON *response;
+  const cJSON *error;
 } tally_job_t;
 
 /* A job struct is reused from job to job; close frees its buffers. */

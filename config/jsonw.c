@@ -42,10 +42,15 @@ bool tally_buf_reserve(tally_buf_t *b, size_t n) {
 }
 
 void tally_json_str(tally_buf_t *b, const char *s) {
+  tally_json_strn(b, s, strlen(s));
+}
+
+void tally_json_strn(tally_buf_t *b, const char *s, size_t len) {
   static const char hex[] = "0123456789abcdef";
+  const char *end = s + len;
   tally_buf_putc(b, '"');
   const char *run = s;
-  for (; *s; s++) {
+  for (; s < end; s++) {
     unsigned char c = (unsigned char)*s;
     if (c >= 0x20 && c != '"' && c != '\\')
       continue;

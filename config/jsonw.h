@@ -53,6 +53,8 @@ static inline void tally_buf_putc(tally_buf_t *b, char c) {
 
 /* A JSON string literal with the needed escapes. */
 void tally_json_str(tally_buf_t *b, const char *s);
+/* The same for len bytes of s (NUL bytes escaped as \u0000). */
+void tally_json_strn(tally_buf_t *b, const char *s, size_t len);
 /* The shortest decimal that reads back as v, or null if v is not finite. */
 void tally_json_num(tally_buf_t *b, double v);
 /* Any cJSON value, verbatim; NULL writes null. */

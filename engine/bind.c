@@ -20,6 +20,7 @@ static int evaluate(tally_job_t *job, const tally_task_t *task,
                     char *err, size_t errlen) {
   tally_tt_eval_t *tt = scratch;
   tt->outcome = 0.0;
+  tt->extracted = -1;
   tt->time = tt->memory = NULL;
   if (tally_text_set(&tt->message, "", 0) != 0 ||
       tally_text_set(&tt->admin, "", 0) != 0)
@@ -38,6 +39,8 @@ static int evaluate(tally_job_t *job, const tally_task_t *task,
     return tally_job_eval_error(err, errlen, in.codename, NULL,
                                 "task type %s gave no outcome in [0, 1]",
                                 task->task_type->name);
+  if (tt->extracted == 0 || (tt->extracted > 0 && job->extracted < 0))
+    job->extracted = tt->extracted;
   tally_eval_t *ev = &job->evals[at];
   ev->outcome = tt->outcome;
   ev->time = tt->time;
@@ -75,6 +78,7 @@ static int oom_error(int rc, char *err, size_t errlen) {
 int tally_job_bind(tally_job_t *job, const tally_task_t *task,
                    tally_tt_eval_t *scratch, char *err, size_t errlen) {
   job->has_admin = false;
+  job->extracted = -1;
   if (!job->evaluated)
     return 0;
   size_t n = task->ntestcases;

@@ -1,6 +1,8 @@
 /* The registry: built-ins first (the tables of scoretypes/ and
- * tasktypes/), then plugin registrations. */
+ * tasktypes/, and json_answer from evalspecs/), then plugin
+ * registrations. */
 #include "engine/registry.h"
+#include "evalspecs/compare_json.h"
 #include "tasktypes/comparators.h"
 
 #include <stdio.h>
@@ -17,6 +19,9 @@ int tally_registry_init(tally_registry_t *r) {
     rc = tally_registry_add_task_type(r, tally_task_types[i], err, sizeof(err));
   for (size_t i = 0; rc == 0 && tally_comparators[i] != NULL; i++)
     rc = tally_registry_add_comparator(r, tally_comparators[i], err,
+                                       sizeof(err));
+  if (rc == 0)
+    rc = tally_registry_add_comparator(r, &tally_comparator_json_answer, err,
                                        sizeof(err));
   for (size_t i = 0; rc == 0 && tally_primitives[i] != NULL; i++)
     rc = tally_registry_add_primitive(r, tally_primitives[i], err, sizeof(err));

@@ -30,6 +30,10 @@ enum {
   KEY_COMPARATOR,
   KEY_COMPARATOR_PARAMETERS,
   KEY_DATA_DIR,
+  /* Any task's, for benchmark reports. */
+  KEY_CATEGORY,
+  KEY_CORRECT_THRESHOLD,
+  KEY_REFUSAL_PHRASES,
   /* An answer task's (scorecards/scorecard.h). */
   KEY_SCORING,
   KEY_GROUND_TRUTH,
@@ -68,6 +72,9 @@ static const tally_cfg_key_t task_keys[] = {
                                    NULL},
     [KEY_DATA_DIR] = {"data_dir", tally_cfg_set_string,
                       offsetof(tally_task_t, data_dir), 0, 0, 0, NULL},
+    [KEY_CATEGORY] = {"category", NULL, 0, 0, 0, 0, NULL},
+    [KEY_CORRECT_THRESHOLD] = {"correct_threshold", NULL, 0, 0, 0, 0, NULL},
+    [KEY_REFUSAL_PHRASES] = {"refusal_phrases", NULL, 0, 0, 0, 0, NULL},
     [KEY_SCORING] = {"scoring", NULL, 0, 0, 0, 0, NULL},
     [KEY_GROUND_TRUTH] = {"ground_truth", NULL, 0, 0, 0, 0, NULL},
     [KEY_DIFFICULTY] = {"difficulty", NULL, 0, 0, 0, 0, NULL},
@@ -302,8 +309,10 @@ static int parse_agent_run_task(tally_task_t *task, const cJSON **found,
   task->task_type = &tally_task_type_agent_run;
   for (size_t k = 0; k < sizeof(task_keys) / sizeof(task_keys[0]) - 1; k++) {
     bool own = k == KEY_NAME || k == KEY_TASK_TYPE || k == KEY_PRECISION ||
-               k == KEY_SCORE_MODE || k == KEY_FEEDBACK_LEVEL ||
-               k == KEY_EVALUATION_SPEC || k == KEY_MAX_SCORE;
+               k == KEY_CATEGORY || k == KEY_CORRECT_THRESHOLD ||
+               k == KEY_REFUSAL_PHRASES || k == KEY_SCORE_MODE ||
+               k == KEY_FEEDBACK_LEVEL || k == KEY_EVALUATION_SPEC ||
+               k == KEY_MAX_SCORE;
     if (own || found[k] == NULL)
       continue;
     tally_jpath_key(&path, task_keys[k].name);
@@ -341,6 +350,59 @@ static int parse_agent_run_task(tally_task_t *task, const cJSON **found,
   return rc;
 }
 
+/* Decodes category, correct_threshold and refusal_phrases, which any
+ * task takes (docs/benchmarks.md). */
+static int parse_benchmark_keys(tally_task_t *task, const cJSON **found,
+                                tally_diag_t *d) {
+  int rc = 0;
+  tally_jpath_t path;
+  tally_jpath_init(&path);
+  task->correct_threshold = 1;
+  const cJSON *c = found[KEY_CATEGORY];
+  if (c != NULL) {
+    tally_jpath_key(&path, "category");
+    if (!cJSON_IsString(c) || c->valuestring[0] == '\0')
+      rc = tally_diag_add(d, &path, "must be a non-empty string");
+    else if ((task->category = strdup(c->valuestring)) == NULL)
+      rc = tally_diag_add(d, &path, "out of memory");
+    tally_jpath_init(&path);
+  }
+  const cJSON *t = found[KEY_CORRECT_THRESHOLD];
+  if (t != NULL) {
+    tally_jpath_key(&path, "correct_threshold");
+    if (!cJSON_IsNumber(t) || !(t->valuedouble > 0 && t->valuedouble <= 1))
+      rc = tally_diag_add(d, &path,
+                          "must be a number above 0 and at most 1 (a reward: "
+                          "score / max_score)");
+    else
+      task->correct_threshold = t->valuedouble;
+    tally_jpath_init(&path);
+  }
+  const cJSON *r = found[KEY_REFUSAL_PHRASES];
+  if (r != NULL) {
+    tally_jpath_key(&path, "refusal_phrases");
+    int n = cJSON_GetArraySize(r);
+    if (!cJSON_IsArray(r) || n == 0) {
+      rc = tally_diag_add(d, &path, "must be a non-empty list of strings");
+    } else if ((task->refusals = calloc((size_t)n, sizeof(char *))) == NULL) {
+      rc = tally_diag_add(d, &path, "out of memory");
+    } else {
+      size_t i = 0;
+      for (const cJSON *e = r->child; e; e = e->next, i++) {
+        size_t at = tally_jpath_index(&path, i);
+        if (!cJSON_IsString(e) || e->valuestring[0] == '\0')
+          rc = tally_diag_add(d, &path, "must be a non-empty string");
+        else if ((task->refusals[task->nrefusals++] = strdup(e->valuestring)) ==
+                 NULL)
+          rc = tally_diag_add(d, &path, "out of memory");
+        tally_jpath_restore(&path, at);
+      }
+    }
+    tally_jpath_init(&path);
+  }
+  return rc;
+}
+
 int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
                      tally_diag_t *d, tally_task_t **out) {
   *out = NULL;
@@ -360,6 +422,7 @@ int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
   int rc = tally_cfg_decode(task_keys, root, task, d, &path, found);
   if (!cJSON_IsObject(root))
     goto done;
+  rc |= parse_benchmark_keys(task, found, d);
   const cJSON *tt = found[KEY_TASK_TYPE];
   if (cJSON_IsString(tt) && strcmp(tt->valuestring, "answer") == 0) {
     rc |= parse_answer_task(task, reg, root, found, d);
@@ -474,6 +537,10 @@ void tally_task_free(tally_task_t *task) {
   tally_scorecard_free(task->card);
   tally_es_spec_free(task->spec);
   free(task->data_dir);
+  free(task->category);
+  for (size_t i = 0; i < task->nrefusals; i++)
+    free(task->refusals[i]);
+  free(task->refusals);
   free(task->testcases);
   free(task->name);
   free(task);

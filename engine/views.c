@@ -1,8 +1,10 @@
 /* Summaries, views and token bodies, written with the JSON writer. */
 #include "engine/views.h"
 
+#include "config/json.h"
 #include "contest/scoremode.h"
 #include "scorecards/scorecard.h"
+#include "stats/failure.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +104,65 @@ int tally_views_unscored(tally_buf_t *b, const tally_task_t *task,
   return 0;
 }
 
+/* The model's response of a benchmark sample: the job's "response", or
+ * the output of its one evaluation; NULL when there is neither. */
+static const char *sample_response(const tally_job_t *job, size_t *len) {
+  const cJSON *r = job->response;
+  const cJSON *ev = job->evaluations;
+  if (r == NULL && cJSON_IsObject(ev) && ev->child != NULL &&
+      ev->child->next == NULL)
+    r = cJSON_IsString(ev->child)
+            ? ev->child
+            : cJSON_GetObjectItemCaseSensitive(ev->child, "output");
+  if (!cJSON_IsString(r))
+    return NULL;
+  *len = tally_json_strlen(r);
+  return r->valuestring;
+}
+
+bool tally_views_is_sample(const tally_task_t *task, const tally_job_t *job) {
+  return task->category != NULL || task->correct_threshold != 1 ||
+         task->refusals != NULL || job->response != NULL ||
+         job->error != NULL || job->extracted >= 0;
+}
+
+/* Appends the "sample" member: what a benchmark report reads
+ * (docs/benchmarks.md). */
+static void put_sample(tally_buf_t *b, const tally_task_t *task,
+                       const tally_job_t *job, double score) {
+  double thr = task->correct_threshold > 0 ? task->correct_threshold : 1;
+  bool correct = task->max_score > 0 && score / task->max_score >= thr;
+  size_t len = 0;
+  const char *resp = sample_response(job, &len);
+  tally_sample_facts_t f = {.error = job->error,
+                            .response = resp,
+                            .response_len = len,
+                            .correct = correct,
+                            .extracted = job->extracted};
+  const char *failure = tally_failure_classify(
+      &f, (const char *const *)task->refusals, task->nrefusals);
+  put_key(b, "sample", false);
+  tally_buf_putc(b, '{');
+  put_key(b, "category", true);
+  tally_json_str(b, task->category != NULL ? task->category : "unknown");
+  put_num(b, "correct_threshold", thr);
+  put_bool(b, "correct", correct);
+  put_key(b, "extracted", false);
+  tally_buf_puts(b, job->extracted < 0   ? "null"
+                    : job->extracted > 0 ? "true"
+                                         : "false");
+  put_key(b, "failure", false);
+  if (failure == NULL) {
+    tally_buf_puts(b, "null");
+  } else {
+    tally_json_str(b, failure);
+    put_key(b, "preview", false);
+    size_t n = resp != NULL ? tally_failure_preview_len(resp, len, 200) : 0;
+    tally_json_strn(b, resp != NULL ? resp : "", n);
+  }
+  tally_buf_putc(b, '}');
+}
+
 int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
                         const tally_job_t *job, const tally_result_t *res,
                         const char *version, const char *match, char *err,
@@ -146,6 +207,8 @@ int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
     put_bool(b, "memoryless", job->memoryless);
     tally_buf_putc(b, '}');
   }
+  if (tally_views_is_sample(task, job))
+    put_sample(b, task, job, s.priv.score);
   tally_buf_putc(b, '}');
   tally_submission_close(&s);
   if (b->oom) {

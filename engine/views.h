@@ -30,6 +30,12 @@ int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
                         const char *version, const char *match, char *err,
                         size_t errlen);
 
+/* Whether the summary of job carries the "sample" member of benchmark
+ * reports (docs/benchmarks.md): the task has a category, a
+ * correct_threshold or refusal_phrases, the job a response or an error,
+ * or its comparator extracts answers. */
+bool tally_views_is_sample(const tally_task_t *task, const tally_job_t *job);
+
 /* Appends the summary of job as an unscored submission of task to b:
  * {"submission","participant","contest","task","timestamp","official",
  * "tokened","scored":false}, every field as the job decoder checked it.

@@ -95,6 +95,14 @@ typedef struct tally_task_s {
   /* An agent_run task's evaluation spec (evalspecs/spec.h); NULL for the
    * others. */
   struct tally_es_spec_s *spec;
+  /* What a benchmark report reads of a sample of this task
+   * (docs/benchmarks.md): the category (NULL: "unknown"), the reward at
+   * or above which a sample is correct (default 1), and the refusal
+   * phrases (NULL: the default list). Any task type takes them. */
+  char *category;
+  double correct_threshold;
+  char **refusals;
+  size_t nrefusals;
 } tally_task_t;
 
 typedef struct tally_tc_result_s {

@@ -33,6 +33,12 @@ typedef struct tally_compare_result_s {
   char admin[256];     /* "" when there is nothing to say; any bytes the
                           comparator quotes are escaped (printable ASCII
                           and valid UTF-8 only) */
+  /* Whether the comparator pulled an answer out of the output: -1 it
+   * does not extract (the caller sets -1 before each call, so a plugin
+   * built before this member leaves it so), 0 it found nothing to
+   * extract (no number, no letter, no JSON object), 1 it did. Benchmark
+   * reports call a wrong answer with nothing extracted a format error. */
+  signed char extracted;
 } tally_compare_result_t;
 
 typedef struct tally_comparator_s {
@@ -72,6 +78,8 @@ extern const tally_comparator_t tally_comparator_contains;
 extern const tally_comparator_t tally_comparator_token_f1;
 extern const tally_comparator_t tally_comparator_set_overlap;
 extern const tally_comparator_t tally_comparator_element_ratio;
+extern const tally_comparator_t tally_comparator_multichoice;
+extern const tally_comparator_t tally_comparator_answer_line;
 
 /* The name of the comparator a task gets when it names none. */
 #define TALLY_COMPARATOR_DEFAULT "white_diff"

@@ -15,6 +15,8 @@ const tally_comparator_t *const tally_comparators[] = {
     &tally_comparator_token_f1,
     &tally_comparator_set_overlap,
     &tally_comparator_element_ratio,
+    &tally_comparator_multichoice,
+    &tally_comparator_answer_line,
     NULL,
 };
 

@@ -39,9 +39,10 @@ static const tally_cfg_key_t last_number_keys[] = {
     {.name = NULL},
 };
 
-static int parse_with(const tally_cfg_key_t *keys, const cJSON *params,
-                      void **state, tally_diag_t *d, tally_jpath_t *path) {
-  tolerance_t conf = {.absolute = 1e-6, .relative = 0, .commas = true};
+static int parse_with(const tally_cfg_key_t *keys, double absolute,
+                      const cJSON *params, void **state, tally_diag_t *d,
+                      tally_jpath_t *path) {
+  tolerance_t conf = {.absolute = absolute, .relative = 0, .commas = true};
   int rc = tally__cmp_decode(keys, params, &conf, d, path);
   if (rc != 0)
     return rc;
@@ -50,12 +51,14 @@ static int parse_with(const tally_cfg_key_t *keys, const cJSON *params,
 
 static int tolerance_parse(const cJSON *params, void **state, tally_diag_t *d,
                            tally_jpath_t *path) {
-  return parse_with(tolerance_keys, params, state, d, path);
+  return parse_with(tolerance_keys, 1e-6, params, state, d, path);
 }
 
 static int last_number_parse(const cJSON *params, void **state, tally_diag_t *d,
                              tally_jpath_t *path) {
-  return parse_with(last_number_keys, params, state, d, path);
+  /* Exact by default: a benchmark's answer is a number, not a
+   * measurement. */
+  return parse_with(last_number_keys, 0, params, state, d, path);
 }
 
 /* Moves *pos to the next token of s and returns it; false at the end. */
@@ -227,10 +230,12 @@ static int last_number_compare(const void *state, const char *out,
     snprintf(err, errlen, "the expected output has no number");
     return TALLY_EJOB;
   }
+  res->extracted = 0;
   if (!last_number(out, out_len, t->commas, &no)) {
     tally__cmp_admin(res, "no number in the output");
     return 0;
   }
+  res->extracted = 1;
   double vo, ve;
   if (number_value(no, &vo) != 0 || number_value(ne, &ve) != 0)
     return TALLY_ENOMEM;

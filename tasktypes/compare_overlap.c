@@ -174,7 +174,8 @@ static const tally_cfg_key_t contains_keys[] = {
     {.name = "whole_words",
      .set = tally__cmp_set_bool,
      .offset = offsetof(contains_conf_t, whole_words)},
-    {.name = "answers"}, /* decoded by contains_parse */
+    {.name = "answers"},  /* decoded by contains_parse */
+    {.name = "accepted"}, /* the same list, under the benchmarks' name */
     {.name = NULL},
 };
 
@@ -195,7 +196,7 @@ static void contains_free(void *p) {
 /* Decodes the answers list into s, each normalized. */
 static int decode_answers(contains_state_t *s, const cJSON *list,
                           tally_diag_t *d, tally_jpath_t *path) {
-  size_t old = tally_jpath_key(path, "answers");
+  size_t old = tally_jpath_key(path, list->string);
   int rc = 0;
   int n = cJSON_GetArraySize(list);
   if (!cJSON_IsArray(list) || n == 0) {
@@ -243,15 +244,19 @@ static int contains_parse(const cJSON *params, void **state, tally_diag_t *d,
     tally_diag_add(d, path, "out of memory");
     return TALLY_ENOMEM;
   }
-  s->conf.normalize = TALLY__NORM_ANSWER;
-  const cJSON *found[5] = {NULL};
+  s->conf.normalize = TALLY__NORM_UNICODE;
+  const cJSON *found[6] = {NULL};
   int rc =
       params ? tally_cfg_decode(contains_keys, params, &s->conf, d, path, found)
              : 0;
-  if (rc == 0 && found[3] != NULL)
-    rc = decode_answers(s, found[3], d, path);
+  if (rc == 0 && found[3] != NULL && found[4] != NULL)
+    rc = tally_diag_add(d, path,
+                        "give answers or accepted, not both (the same list)");
+  if (rc == 0 && (found[3] != NULL || found[4] != NULL))
+    rc = decode_answers(s, found[3] != NULL ? found[3] : found[4], d, path);
   if (rc == 0 && s->conf.expected == SOURCE_IGNORE && s->nanswers == 0)
-    rc = tally_diag_add(d, path, "needs answers when expected is \"ignore\"");
+    rc = tally_diag_add(
+        d, path, "needs answers (or accepted) when expected is \"ignore\"");
   if (rc != 0) {
     contains_free(s);
     return rc;

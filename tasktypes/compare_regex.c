@@ -262,6 +262,8 @@ static int regex_compare(const void *state, const char *out, size_t out_len,
     rc = run(s, s->pattern, "pattern", out, out_len, 0, md, err, errlen);
     if (rc == 0)
       tally__cmp_admin(res, "the output does not match the pattern");
+    if (rc == 0 && s->extract != NULL)
+      res->extracted = 0;
     if (rc <= 0 || s->extract == NULL) {
       if (rc == 1)
         tally__cmp_verdict(res, 1);
@@ -273,11 +275,14 @@ static int regex_compare(const void *state, const char *out, size_t out_len,
   rc = extract(s, out, out_len, md, &ans, err, errlen);
   pcre2_match_data_free(md);
   if (rc <= 0) {
-    if (rc == 0)
+    if (rc == 0) {
+      res->extracted = 0;
       tally__cmp_admin(res, "the extract pattern finds no answer in the "
                             "output");
+    }
     return rc;
   }
+  res->extracted = 1;
   tally__normed_t na, ne;
   if (tally__cmp_normalize(s->normalize, ans.p, ans.len, &na) != 0)
     return TALLY_ENOMEM;

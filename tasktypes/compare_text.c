@@ -190,9 +190,9 @@ static int normalized_compare(const void *state, const char *out,
   (void)errlen;
   tally__cmp_begin(res, &out, &exp);
   tally__normed_t no, ne;
-  if (tally__cmp_normalize(TALLY__NORM_ANSWER, out, out_len, &no) != 0)
+  if (tally__cmp_normalize(TALLY__NORM_UNICODE, out, out_len, &no) != 0)
     return TALLY_ENOMEM;
-  if (tally__cmp_normalize(TALLY__NORM_ANSWER, exp, exp_len, &ne) != 0) {
+  if (tally__cmp_normalize(TALLY__NORM_UNICODE, exp, exp_len, &ne) != 0) {
     tally__cmp_normed_free(&no);
     return TALLY_ENOMEM;
   }

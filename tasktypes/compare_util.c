@@ -10,14 +10,15 @@
 
 #define FIELD(conf, k, type) ((type *)((char *)(conf) + (k)->offset))
 
-const char *const tally__norm_choices[] = {"none", "whitespace", "case",
-                                           "answer", NULL};
+const char *const tally__norm_choices[] = {"none",   "whitespace", "case",
+                                           "answer", "unicode",    NULL};
 
 void tally__cmp_begin(tally_compare_result_t *res, const char **output,
                       const char **expected) {
   res->outcome = 0;
   res->message = TALLY_COMPARE_WRONG;
   res->admin[0] = '\0';
+  res->extracted = -1;
   if (*output == NULL)
     *output = "";
   if (*expected == NULL)
@@ -198,6 +199,8 @@ int tally__cmp_normalize(tally__norm_t level, const char *s, size_t n,
   if (level == TALLY__NORM_NONE ||
       (level == TALLY__NORM_SPACE && is_collapsed(s, n)))
     return 0;
+  if (level == TALLY__NORM_UNICODE)
+    return tally__cmp_normalize_unicode(s, n, out);
   char *buf = malloc(n + 1);
   if (buf == NULL)
     return TALLY_ENOMEM;

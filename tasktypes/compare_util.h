@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config/cfg.h"
 #include "tasktypes/comparator.h"
@@ -57,9 +58,13 @@ typedef enum tally__norm_e {
   TALLY__NORM_SPACE,    /* "whitespace": runs of white space collapsed to
                            one space, both ends stripped */
   TALLY__NORM_CASE,     /* "case": whitespace, and ASCII lowercase */
-  TALLY__NORM_ANSWER    /* "answer": case, then ASCII punctuation removed
+  TALLY__NORM_ANSWER,   /* "answer": case, then ASCII punctuation removed
                            and the words a, an and the dropped (SQuAD's
                            normalize_answer) */
+  TALLY__NORM_UNICODE   /* "unicode": NFKD, lowercase, the words a, an and
+                           the replaced by a space, ASCII punctuation
+                           removed, Unicode white space collapsed
+                           (compare_unicode.c) */
 } tally__norm_t;
 
 extern const char *const tally__norm_choices[];
@@ -77,6 +82,10 @@ typedef struct tally__normed_s {
 int tally__cmp_normalize(tally__norm_t level, const char *s, size_t n,
                          tally__normed_t *out);
 void tally__cmp_normed_free(tally__normed_t *n);
+
+/* Level "unicode" (compare_unicode.c). Invalid UTF-8 bytes count as
+ * U+FFFD. Returns 0 or TALLY_ENOMEM; out is always a malloc'ed copy. */
+int tally__cmp_normalize_unicode(const char *s, size_t n, tally__normed_t *out);
 
 /* Whether s (len bytes) is a decimal number as a whole: an optional sign,
  * digits with an optional fraction (or a fraction alone), and an optional

@@ -60,6 +60,9 @@ typedef struct tally_tt_eval_s {
    * result's details as "admin_text", never into public details or
    * views. */
   tally_text_t admin;
+  /* The comparator's tally_compare_result_t.extracted: -1 (the caller's
+   * reset), 0 or 1. */
+  signed char extracted;
   /* Echoed into details; NULL when absent. They point into eval. */
   const cJSON *time;
   const cJSON *memory;

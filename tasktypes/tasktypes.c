@@ -102,6 +102,7 @@ int tally_tt_compare(const tally_tt_input_t *in, const char *output,
   tally_compare_result_t res;
   char why[384] = "";
   memset(&res, 0, sizeof(res));
+  res.extracted = -1;
   int rc = in->comparator->compare(in->comparator_state, output, output_len,
                                    in->expected->data, in->expected->len, &res,
                                    why, sizeof(why));
@@ -117,6 +118,7 @@ int tally_tt_compare(const tally_tt_input_t *in, const char *output,
                           "comparator %s gave no outcome in [0, 1]",
                           in->comparator->name);
   out->outcome = res.outcome;
+  out->extracted = res.extracted < 0 ? -1 : res.extracted > 0;
   res.admin[sizeof(res.admin) - 1] = '\0';
   if (tally_text_set(&out->message, res.message, strlen(res.message)) != 0 ||
       tally_text_set(&out->admin, res.admin, strlen(res.admin)) != 0)

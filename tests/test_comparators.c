@@ -397,7 +397,10 @@ Test(normalized, drops_case_punctuation_articles_and_spaces) {
   const char *n = "normalized";
   cr_expect_eq(cmp(n, NULL, "The Cat!", "cat\n").outcome, 1);
   cr_expect_eq(cmp(n, NULL, "an  apple.", "Apple").outcome, 1);
-  cr_expect_eq(cmp(n, NULL, "A-B", "ab").outcome, 1);
+  /* Articles go before punctuation: "a" is a whole word in "a-b". */
+  cr_expect_eq(cmp(n, NULL, "A-B", "b").outcome, 1);
+  cr_expect_eq(cmp(n, NULL, "A-B", "ab").outcome, 0);
+  cr_expect_eq(cmp(n, NULL, "X-Y", "xy").outcome, 1);
   cr_expect_eq(cmp(n, NULL, "x\r\n", "x").outcome, 1);
   cr_expect_eq(cmp(n, NULL, "", "the").outcome, 1);
   cr_expect_eq(cmp(n, NULL, "cats", "cat").outcome, 0);
@@ -551,7 +554,7 @@ Test(regex, names_the_path_of_a_bad_parameter) {
                      "number");
   expect_param_error("regex", "{\"pattern\": \"a\", \"normalize\": \"all\"}",
                      "comparator_parameters.normalize: must be \"none\", "
-                     "\"whitespace\", \"case\" or \"answer\"");
+                     "\"whitespace\", \"case\", \"answer\" or \"unicode\"");
   expect_param_error("regex", "{\"pattern\": \"a\", \"occurrence\": 2}",
                      "comparator_parameters.occurrence: must be \"first\" or "
                      "\"last\"");
@@ -682,8 +685,8 @@ Test(contains, needs_an_answer) {
   cr_expect_eq(r.rc, TALLY_EJOB);
   cr_expect_str_eq(r.err, "no accepted answer: the expected output is blank");
   expect_param_error("contains", "{\"expected\": \"ignore\"}",
-                     "comparator_parameters: needs answers when expected is "
-                     "\"ignore\"");
+                     "comparator_parameters: needs answers (or accepted) when "
+                     "expected is \"ignore\"");
   expect_param_error("contains", "{\"answers\": []}",
                      "comparator_parameters.answers: must be a non-empty "
                      "list of strings");
@@ -773,7 +776,15 @@ Test(element_ratio, counts_line_by_line_matches) {
 static const char *params_for(const char *name) {
   if (strcmp(name, "regex") == 0)
     return "{\"pattern\": \"\\\\w+ 999999\\\\n\\\\z\"}";
+  if (strcmp(name, "multichoice") == 0)
+    return "{\"pattern\": \"^(word 0)\"}";
   return NULL;
+}
+
+/* The answer scorers pull one answer out of a long output: equal texts
+ * are not a correct answer to them. */
+static bool extracts(const char *name) {
+  return strcmp(name, "multichoice") == 0 || strcmp(name, "answer_line") == 0;
 }
 
 /* About 10 MB of lines like "word 123". */
@@ -799,7 +810,8 @@ Test(comparators, handle_ten_megabytes_each) {
     const char *name = tally_comparators[i]->name;
     cmp_run_t r = cmp_n(name, params_for(name), exp, len, exp, len);
     cr_expect_eq(r.rc, 0, "%s: %s", name, r.err);
-    cr_expect_eq(r.outcome, 1, "%s on equal texts: %g", name, r.outcome);
+    cr_expect(r.outcome == 1 || extracts(name), "%s on equal texts: %g", name,
+              r.outcome);
     r = cmp_n(name, params_for(name), out, len, exp, len);
     cr_expect_eq(r.rc, 0, "%s: %s", name, r.err);
     cr_expect(r.outcome >= 0 && r.outcome <= 1, "%s", name);

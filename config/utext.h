@@ -1,0 +1,23 @@
+/* Unicode text rules tally's scorers share with Python's str, which
+ * benchmark harnesses use (docs/comparators.md): white space, and
+ * decoding any bytes with U+FFFD for an invalid byte. utf8proc gives the
+ * character properties. */
+#ifndef TALLY_UTEXT_H
+#define TALLY_UTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Python's str.isspace for one code point: bidirectional class WS, B or
+ * S, or category Zs. */
+bool tally_utext_space(int32_t c);
+
+/* The code point at s[*i] (n bytes in all), moving *i past it; an
+ * invalid byte is U+FFFD and moves one byte. */
+int32_t tally_utext_next(const char *s, size_t n, size_t *i);
+
+/* Whether s is empty or only white space (Python's not s.strip()). */
+bool tally_utext_blank(const char *s, size_t n);
+
+#endif
