@@ -3,7 +3,8 @@
  * talk to tallyd's Redis, and each command's entry point. One file per
  * group of commands: offline.c (score, check) with offline_elo.c (score
  * --elo), queue.c (submit, status, results), contest.c (rescore, ranking,
- * reload) with elo.c (ranking --by elo); main.c dispatches. */
+ * reload) with elo.c (ranking --by elo), report.c (report, with
+ * report_figures.c and report_print.c); main.c dispatches. */
 #ifndef TALLY_CLI_H
 #define TALLY_CLI_H
 
@@ -30,6 +31,7 @@ int cmd_results(int argc, char **argv);
 int cmd_rescore(int argc, char **argv);
 int cmd_ranking(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Prints the usage of every command to f. */
 void cli_usage(FILE *f);

@@ -29,6 +29,14 @@ static const cli_command_t commands[] = {
      "ranking [REDIS] --contest C [--public | --by elo] [--json]"},
     {"reload", cmd_reload,
      "reload (--pid N | --pidfile FILE) [REDIS] [--wait SECONDS]"},
+    {"report", cmd_report,
+     "report ([REDIS] --contest C | --results FILE... --tasks DIR "
+     "[--plugins DIR])\n"
+     "                     [--participant P] [--k 1,5,10] [--bootstrap N] "
+     "[--seed S]\n"
+     "                     [--confidence 0.95] [--by category] "
+     "[--refusals FILE]\n"
+     "                     [--json | --html FILE]"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -61,7 +69,12 @@ static const char notes[] =
     "       or lock error, 2 on a bad selection or config\n"
     "reload: sends SIGHUP to tallyd; with REDIS given, waits (--wait, "
     "default\n"
-    "       60 s) for the rescore that the reload starts to finish\n";
+    "       60 s) for the rescore that the reload starts to finish\n"
+    "report: a benchmark's pass@k, mean reward with bootstrap and normal\n"
+    "       intervals (--bootstrap resamples, default 10000, seeded by "
+    "--seed,\n"
+    "       default 42), categories and failures; --results scores job files\n"
+    "       offline; --refusals replaces the refusal phrases (one a line)\n";
 
 void cli_usage(FILE *f) {
   for (size_t i = 0; i < NCOMMANDS; i++)

@@ -1,0 +1,628 @@
+/* tally report: reads a benchmark's samples, from the summaries tallyd
+ * keeps in Redis (one per submission of the contest) or by scoring job
+ * files offline with the task configs, then prints the report
+ * (docs/benchmarks.md). */
+#include "cli/report.h"
+#include "cli/cli.h"
+#include "cli/report_print.h"
+#include "cli/rescore.h"
+#include "config/json.h"
+#include "stats/failure.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The category index of a failure name, or -1. */
+static int failure_index(const char *name) {
+  for (int i = 0; name != NULL && tally_failure_categories[i] != NULL; i++)
+    if (strcmp(tally_failure_categories[i], name) == 0)
+      return i;
+  return -1;
+}
+
+/* The id text of a summary member (a string; numbers as tally writes
+ * them). */
+static const char *id_of(const cJSON *v, char *buf, size_t cap) {
+  if (cJSON_IsString(v))
+    return v->valuestring;
+  if (cJSON_IsNumber(v)) {
+    tally_buf_t b;
+    tally_buf_init(&b);
+    tally_json_num(&b, v->valuedouble);
+    snprintf(buf, cap, "%s", b.oom ? "" : tally_buf_text(&b));
+    tally_buf_close(&b);
+    return buf;
+  }
+  return NULL;
+}
+
+/* The response and error of a job text, for a new refusal list. */
+static int refacts(const char *job, size_t len, tally_sample_facts_t *f,
+                   cJSON **root) {
+  *root = job != NULL ? cJSON_ParseWithLength(job, len) : NULL;
+  if (*root == NULL)
+    return 0;
+  f->error = cJSON_GetObjectItemCaseSensitive(*root, "error");
+  if (cJSON_IsNull(f->error))
+    f->error = NULL;
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(*root, "response");
+  const cJSON *ev = cJSON_GetObjectItemCaseSensitive(*root, "evaluations");
+  if (!cJSON_IsString(r) && cJSON_IsObject(ev) && ev->child != NULL &&
+      ev->child->next == NULL)
+    r = cJSON_IsString(ev->child)
+            ? ev->child
+            : cJSON_GetObjectItemCaseSensitive(ev->child, "output");
+  if (cJSON_IsString(r)) {
+    f->response = r->valuestring;
+    f->response_len = tally_json_strlen(r);
+  }
+  return 0;
+}
+
+int report_add_summary(report_data_t *d, const report_opts_t *o,
+                       const char *summary, size_t len, const char *id,
+                       const char *const *refusals, size_t nrefusals,
+                       const char *job, size_t job_len, char *err,
+                       size_t errlen) {
+  cJSON *s = cJSON_ParseWithLength(summary, len);
+  if (!cJSON_IsObject(s)) {
+    cJSON_Delete(s);
+    snprintf(err, errlen, "the summary is not a JSON object");
+    return TALLY_EJOB;
+  }
+  char b1[64], b2[64], b3[64];
+  const char *contest =
+      id_of(cJSON_GetObjectItemCaseSensitive(s, "contest"), b1, sizeof(b1));
+  const char *participant =
+      id_of(cJSON_GetObjectItemCaseSensitive(s, "participant"), b2, sizeof(b2));
+  const char *task =
+      id_of(cJSON_GetObjectItemCaseSensitive(s, "task"), b3, sizeof(b3));
+  int rc = 0;
+  if (participant == NULL || task == NULL) {
+    snprintf(err, errlen, "the summary names no participant or task");
+    rc = TALLY_EJOB;
+    goto done;
+  }
+  if ((o->contest != NULL &&
+       (contest == NULL || strcmp(contest, o->contest) != 0)) ||
+      (o->participant != NULL && strcmp(participant, o->participant) != 0))
+    goto done;
+  if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s, "scored"))) {
+    d->unscored++;
+    goto done;
+  }
+  const cJSON *score = cJSON_GetObjectItemCaseSensitive(s, "score");
+  const cJSON *max = cJSON_GetObjectItemCaseSensitive(s, "max_score");
+  if (!cJSON_IsNumber(score) || !cJSON_IsNumber(max)) {
+    snprintf(err, errlen, "the summary has no score or max_score");
+    rc = TALLY_EJOB;
+    goto done;
+  }
+  const cJSON *sample = cJSON_GetObjectItemCaseSensitive(s, "sample");
+  const cJSON *cat = cJSON_GetObjectItemCaseSensitive(sample, "category");
+  const cJSON *thr =
+      cJSON_GetObjectItemCaseSensitive(sample, "correct_threshold");
+  const cJSON *fail = cJSON_GetObjectItemCaseSensitive(sample, "failure");
+  const cJSON *prev = cJSON_GetObjectItemCaseSensitive(sample, "preview");
+  const cJSON *ext = cJSON_GetObjectItemCaseSensitive(sample, "extracted");
+  if (d->n == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : 1024;
+    report_sample_t *grown = realloc(d->samples, cap * sizeof(*grown));
+    if (grown == NULL) {
+      rc = TALLY_ENOMEM;
+      goto done;
+    }
+    d->samples = grown;
+    d->cap = cap;
+  }
+  report_sample_t *r = &d->samples[d->n];
+  memset(r, 0, sizeof(*r));
+  r->reward = max->valuedouble > 0 ? score->valuedouble / max->valuedouble : 0;
+  double t = cJSON_IsNumber(thr) && thr->valuedouble > 0 ? thr->valuedouble : 1;
+  r->correct = r->reward >= t;
+  r->failure = failure_index(cJSON_IsString(fail) ? fail->valuestring : NULL);
+  const char *preview = cJSON_IsString(prev) ? prev->valuestring : NULL;
+  size_t preview_len = cJSON_IsString(prev) ? tally_json_strlen(prev) : 0;
+  cJSON *jroot = NULL;
+  if (refusals != NULL && job != NULL) {
+    tally_sample_facts_t f = {.correct = r->correct,
+                              .extracted = cJSON_IsTrue(ext)    ? 1
+                                           : cJSON_IsFalse(ext) ? 0
+                                                                : -1};
+    refacts(job, job_len, &f, &jroot);
+    const char *name = tally_failure_classify(&f, refusals, nrefusals);
+    r->failure = failure_index(name);
+    preview = f.response;
+    preview_len = f.response != NULL
+                      ? tally_failure_preview_len(f.response, f.response_len,
+                                                  REPORT_PREVIEW)
+                      : 0;
+  }
+  uint32_t pi = report_intern(&d->participants, participant);
+  uint32_t ti = report_intern(&d->tasks, task);
+  uint32_t ci = report_intern(
+      &d->categories, cJSON_IsString(cat) ? cat->valuestring : "unknown");
+  r->participant = pi;
+  r->task = ti;
+  r->category = ci;
+  if (pi == UINT32_MAX || ti == UINT32_MAX || ci == UINT32_MAX)
+    rc = TALLY_ENOMEM;
+  char b4[64];
+  const char *sid =
+      id_of(cJSON_GetObjectItemCaseSensitive(s, "submission"), b4, sizeof(b4));
+  if (rc == 0 && r->failure >= 0) {
+    r->id = strdup(sid != NULL ? sid : id);
+    r->preview = malloc(preview_len + 1);
+    if (r->id == NULL || r->preview == NULL) {
+      free(r->id);
+      free(r->preview);
+      rc = TALLY_ENOMEM;
+    } else {
+      if (preview_len > 0)
+        memcpy(r->preview, preview, preview_len);
+      r->preview[preview_len] = '\0';
+    }
+  }
+  cJSON_Delete(jroot);
+  if (rc == 0)
+    d->n++;
+done:
+  cJSON_Delete(s);
+  return rc;
+}
+
+/* Redis: every member of <p>:index:contest:<enc C>, its summary (and its
+ * job, with a new refusal list) read in pipelines of PIPELINE. */
+static int read_redis(remote_t *r, const report_opts_t *o,
+                      const char *const *refusals, size_t nrefusals,
+                      report_data_t *d) {
+  char enc[768], key[1024], cursor[32] = "0";
+  if (tally_rescore_key(enc, sizeof(enc), "", "", o->contest) != 0) {
+    fprintf(stderr, "tally: too long a contest id\n");
+    return EXIT_CONFIG;
+  }
+  snprintf(key, sizeof(key), "%s:index:contest:%s", r->prefix, enc);
+  redisReply *known =
+      remote_cmd(r, "SISMEMBER %s:contests %s", r->prefix, o->contest);
+  bool is_known = known != NULL && known->type == REDIS_REPLY_INTEGER &&
+                  known->integer == 1;
+  if (known != NULL)
+    freeReplyObject(known);
+  if (!is_known) {
+    fprintf(stderr, "tally: no contest \"%s\" in %s:contests at %s\n",
+            o->contest, r->prefix, r->url);
+    return EXIT_JOB_FAILED;
+  }
+  do {
+    redisReply *scan = cli_expect(
+        r, remote_cmd(r, "SSCAN %s %s COUNT %d", key, cursor, PIPELINE),
+        REDIS_REPLY_ARRAY, "SSCAN");
+    if (scan == NULL)
+      return EXIT_JOB_FAILED;
+    if (scan->elements != 2 || scan->element[0]->type != REDIS_REPLY_STRING ||
+        scan->element[1]->type != REDIS_REPLY_ARRAY) {
+      fprintf(stderr, "tally: SSCAN %s: an unexpected reply\n", key);
+      freeReplyObject(scan);
+      return EXIT_JOB_FAILED;
+    }
+    snprintf(cursor, sizeof(cursor), "%s", scan->element[0]->str);
+    const redisReply *ids = scan->element[1];
+    for (size_t k = 0; k < ids->elements; k++) {
+      char hkey[1024];
+      snprintf(hkey, sizeof(hkey), "%s:submission:%s", r->prefix,
+               ids->element[k]->str);
+      int ok = refusals != NULL
+                   ? redisAppendCommand(r->c, "HMGET %s summary job", hkey)
+                   : redisAppendCommand(r->c, "HMGET %s summary", hkey);
+      if (ok != REDIS_OK) {
+        fprintf(stderr, "tally: out of memory\n");
+        freeReplyObject(scan);
+        return EXIT_JOB_FAILED;
+      }
+    }
+    int status = 0;
+    for (size_t k = 0; k < ids->elements; k++) {
+      void *p = NULL;
+      if (redisGetReply(r->c, &p) != REDIS_OK) {
+        remote_io_error(r);
+        freeReplyObject(scan);
+        return EXIT_JOB_FAILED;
+      }
+      redisReply *h = cli_expect(r, p, REDIS_REPLY_ARRAY, "HMGET");
+      if (h == NULL) {
+        status = EXIT_JOB_FAILED;
+        continue;
+      }
+      const redisReply *sum = h->elements > 0 ? h->element[0] : NULL;
+      const redisReply *job = h->elements > 1 ? h->element[1] : NULL;
+      char err[256];
+      int rc = 0;
+      if (sum != NULL && sum->type == REDIS_REPLY_STRING && sum->len > 0 &&
+          status == 0)
+        rc = report_add_summary(
+            d, o, sum->str, sum->len, ids->element[k]->str, refusals, nrefusals,
+            job != NULL && job->type == REDIS_REPLY_STRING ? job->str : NULL,
+            job != NULL && job->type == REDIS_REPLY_STRING ? job->len : 0, err,
+            sizeof(err));
+      if (rc == TALLY_ENOMEM) {
+        fprintf(stderr, "tally: out of memory\n");
+        status = EXIT_JOB_FAILED;
+      } else if (rc != 0) {
+        fprintf(stderr, "tally: %s:submission:%s: %s (left out)\n", r->prefix,
+                ids->element[k]->str, err);
+      }
+      freeReplyObject(h);
+    }
+    freeReplyObject(scan);
+    if (status != 0)
+      return status;
+  } while (strcmp(cursor, "0") != 0);
+  return 0;
+}
+
+/* Offline: the last job of each submission, scored, then its summary. */
+typedef struct offline_s {
+  tally_engine_t *e;
+  const report_opts_t *o;
+  const char *const *refusals;
+  size_t nrefusals;
+  const char *name;
+  /* Each submission's last summary and job, by submission id. */
+  report_names_t ids;
+  char **summaries, **jobs;
+  size_t cap;
+  long failed, anonymous;
+} offline_t;
+
+static int offline_line(void *ctx, char *line, size_t len,
+                        unsigned long lineno) {
+  offline_t *ol = ctx;
+  len = cli_trim_end(line, len);
+  if (len == 0)
+    return 0;
+  tally_buf_t out, sum;
+  tally_buf_init(&out);
+  tally_buf_init(&sum);
+  int rc = tally_engine_score(ol->e, line, len, NULL, &out);
+  if (rc == 0)
+    rc = tally_engine_summary(ol->e, &sum);
+  else if (rc != TALLY_ENOMEM) {
+    fprintf(stderr, "tally: %s:%lu: %s (counted as unscored)\n", ol->name,
+            lineno, ol->e->err);
+    ol->failed++;
+    rc = tally_engine_unscored(ol->e, &sum);
+  }
+  const tally_job_t *j = &ol->e->job;
+  char idbuf[64];
+  const char *id =
+      j->keys_ok ? id_of(j->submission, idbuf, sizeof(idbuf)) : NULL;
+  if (rc == 0 && (id == NULL || sum.len == 0))
+    ol->anonymous++;
+  if (rc == 0 && id != NULL && sum.len > 0 && !out.oom && !sum.oom) {
+    uint32_t k = report_intern(&ol->ids, id);
+    if (k == UINT32_MAX) {
+      rc = TALLY_ENOMEM;
+    } else {
+      if (k >= ol->cap) {
+        size_t cap = ol->cap ? ol->cap * 2 : 1024;
+        char **s = realloc(ol->summaries, cap * sizeof(*s));
+        if (s != NULL)
+          ol->summaries = s;
+        char **jb = s != NULL ? realloc(ol->jobs, cap * sizeof(*jb)) : NULL;
+        if (jb != NULL) {
+          ol->jobs = jb;
+          memset(ol->summaries + ol->cap, 0, (cap - ol->cap) * sizeof(char *));
+          memset(ol->jobs + ol->cap, 0, (cap - ol->cap) * sizeof(char *));
+          ol->cap = cap;
+        } else {
+          rc = TALLY_ENOMEM;
+        }
+      }
+      if (rc == 0) {
+        free(ol->summaries[k]);
+        free(ol->jobs[k]);
+        ol->summaries[k] = strndup(sum.data, sum.len);
+        ol->jobs[k] = ol->refusals != NULL ? strndup(line, len) : NULL;
+        if (ol->summaries[k] == NULL ||
+            (ol->refusals != NULL && ol->jobs[k] == NULL))
+          rc = TALLY_ENOMEM;
+      }
+    }
+  }
+  if (out.oom || sum.oom)
+    rc = TALLY_ENOMEM;
+  tally_buf_close(&out);
+  tally_buf_close(&sum);
+  if (rc == TALLY_ENOMEM) {
+    fprintf(stderr, "tally: out of memory\n");
+    return rc;
+  }
+  return 0;
+}
+
+static int read_offline(cli_t *c, int nfiles, char **files,
+                        const report_opts_t *o, const char *const *refusals,
+                        size_t nrefusals, report_data_t *d) {
+  tally_engine_t e;
+  tally_engine_init(&e, &c->tasks);
+  offline_t ol = {
+      .e = &e, .o = o, .refusals = refusals, .nrefusals = nrefusals};
+  int status = 0;
+  for (int i = 0; i < nfiles && status == 0; i++) {
+    FILE *f = strcmp(files[i], "-") == 0 ? stdin : fopen(files[i], "r");
+    if (f == NULL) {
+      fprintf(stderr, "tally: %s: %s\n", files[i], strerror(errno));
+      status = EXIT_CONFIG;
+      break;
+    }
+    ol.name = f == stdin ? "<stdin>" : files[i];
+    if (cli_each_line(f, ol.name, offline_line, &ol) != 0)
+      status = EXIT_JOB_FAILED;
+    if (f != stdin)
+      fclose(f);
+  }
+  for (size_t k = 0; k < ol.ids.n; k++) {
+    char err[256];
+    if (status != 0 || ol.summaries[k] == NULL)
+      continue;
+    int rc = report_add_summary(
+        d, o, ol.summaries[k], strlen(ol.summaries[k]), ol.ids.names[k],
+        refusals, nrefusals, ol.jobs[k],
+        ol.jobs[k] != NULL ? strlen(ol.jobs[k]) : 0, err, sizeof(err));
+    if (rc == TALLY_ENOMEM) {
+      fprintf(stderr, "tally: out of memory\n");
+      status = EXIT_JOB_FAILED;
+    }
+  }
+  if (ol.anonymous > 0)
+    fprintf(stderr,
+            "tally: %ld jobs left out: a sample names its submission and "
+            "participant\n",
+            ol.anonymous);
+  for (size_t k = 0; k < ol.cap; k++) {
+    free(ol.summaries[k]);
+    free(ol.jobs[k]);
+  }
+  free(ol.summaries);
+  free(ol.jobs);
+  report_names_close(&ol.ids);
+  tally_engine_close(&e);
+  return status;
+}
+
+/* "1,5,10" into o->k: whole numbers from 1 to 1,000,000, at most
+ * REPORT_MAX_K, each once. */
+static bool parse_k(const char *s, report_opts_t *o) {
+  o->nk = 0;
+  while (*s) {
+    char *end;
+    errno = 0;
+    long k = strtol(s, &end, 10);
+    if (end == s || errno || k < 1 || k > 1000000 || o->nk == REPORT_MAX_K ||
+        (*end != ',' && *end != '\0'))
+      return false;
+    for (size_t i = 0; i < o->nk; i++)
+      if (o->k[i] == k)
+        return false;
+    o->k[o->nk++] = k;
+    s = *end == ',' ? end + 1 : end;
+    if (*end == ',' && *s == '\0')
+      return false;
+  }
+  return o->nk > 0;
+}
+
+/* Reads a refusal list: one phrase per line, blank lines skipped. */
+static char **read_refusals(const char *path, size_t *n) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) {
+    fprintf(stderr, "tally: --refusals %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  char **list = NULL, *line = NULL;
+  size_t cap = 0, lcap = 0;
+  *n = 0;
+  ssize_t got;
+  bool ok = true;
+  while (ok && (got = getline(&line, &lcap, f)) >= 0) {
+    size_t len = cli_trim_end(line, (size_t)got);
+    if (len == 0)
+      continue;
+    if (*n + 1 >= cap) {
+      cap = cap ? cap * 2 : 16;
+      char **grown = realloc(list, cap * sizeof(*grown));
+      ok = grown != NULL;
+      if (ok)
+        list = grown;
+    }
+    if (ok && (list[*n] = strndup(line, len)) != NULL)
+      list[++*n] = NULL;
+    else
+      ok = false;
+  }
+  free(line);
+  fclose(f);
+  if (ok && *n == 0) {
+    fprintf(stderr, "tally: --refusals %s: no phrase in the file\n", path);
+    ok = false;
+  } else if (!ok) {
+    fprintf(stderr, "tally: out of memory\n");
+  }
+  if (!ok) {
+    for (size_t i = 0; i < *n; i++)
+      free(list[i]);
+    free(list);
+    return NULL;
+  }
+  return list;
+}
+
+static void usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "tally: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n");
+}
+
+int cmd_report(int argc, char **argv) {
+  remote_t r;
+  remote_init(&r);
+  report_opts_t o = {.k = {1, 5, 10},
+                     .nk = 3,
+                     .resamples = 10000,
+                     .seed = 42,
+                     .confidence = 0.95};
+  const char *tasks = NULL, *plugins = NULL, *html = NULL, *refusals = NULL;
+  bool json = false, results = false, remote_given = false;
+  char **files = calloc((size_t)argc + 1, sizeof(char *));
+  int nfiles = 0, status = 0;
+  if (files == NULL) {
+    fprintf(stderr, "tally: out of memory\n");
+    return EXIT_JOB_FAILED;
+  }
+  for (int i = 0; i < argc; i++) {
+    int took = remote_flag(&r, argc, argv, &i);
+    if (took < 0)
+      goto bad_usage;
+    if (took > 0) {
+      remote_given = true;
+      results = false;
+      continue;
+    }
+    const char *a = argv[i];
+    bool has = i + 1 < argc;
+    char *end;
+    if (strcmp(a, "--contest") == 0 && has && !o.contest)
+      o.contest = argv[++i];
+    else if (strcmp(a, "--participant") == 0 && has && !o.participant)
+      o.participant = argv[++i];
+    else if (strcmp(a, "--k") == 0 && has) {
+      if (!parse_k(argv[++i], &o)) {
+        usage_error("--k %s: a list of different whole numbers from 1 to "
+                    "1000000, such as 1,5,10 (at most 16)",
+                    argv[i]);
+        status = EXIT_CONFIG;
+      }
+    } else if (strcmp(a, "--bootstrap") == 0 && has) {
+      o.resamples = cli_positive(argv[++i]);
+      if (o.resamples < 1 || o.resamples > 1000000) {
+        usage_error("--bootstrap %s: a whole number of resamples from 1 to "
+                    "1000000",
+                    argv[i]);
+        status = EXIT_CONFIG;
+      }
+    } else if (strcmp(a, "--seed") == 0 && has) {
+      errno = 0;
+      unsigned long long s = strtoull(argv[++i], &end, 10);
+      if (errno || *end || end == argv[i] || argv[i][0] == '-' ||
+          s > (1ull << 53)) {
+        usage_error("--seed %s: a whole number from 0 to 2^53", argv[i]);
+        status = EXIT_CONFIG;
+      }
+      o.seed = s;
+    } else if (strcmp(a, "--confidence") == 0 && has) {
+      o.confidence = strtod(argv[++i], &end);
+      if (*end || end == argv[i] || !(o.confidence > 0 && o.confidence < 1)) {
+        usage_error("--confidence %s: a number between 0 and 1, such as 0.95",
+                    argv[i]);
+        status = EXIT_CONFIG;
+      }
+    } else if (strcmp(a, "--by") == 0 && has) {
+      if (strcmp(argv[++i], "category") != 0) {
+        usage_error("--by %s: a report breaks down by category only", argv[i]);
+        status = EXIT_CONFIG;
+      }
+      o.by_category = true;
+    } else if (strcmp(a, "--json") == 0)
+      json = true;
+    else if (strcmp(a, "--html") == 0 && has && !html)
+      html = argv[++i];
+    else if (strcmp(a, "--refusals") == 0 && has && !refusals)
+      refusals = argv[++i];
+    else if (strcmp(a, "--tasks") == 0 && has && !tasks)
+      tasks = argv[++i];
+    else if (strcmp(a, "--plugins") == 0 && has && !plugins)
+      plugins = argv[++i];
+    else if (strcmp(a, "--results") == 0)
+      results = true;
+    else if (results && a[0] != '-')
+      files[nfiles++] = argv[i];
+    else
+      goto bad_usage;
+  }
+  if (status != 0) {
+    free(files);
+    return status;
+  }
+  if (json && html != NULL) {
+    fprintf(stderr, "tally: --json and --html: give one of them\n");
+    free(files);
+    return EXIT_CONFIG;
+  }
+  bool offline = nfiles > 0;
+  if (offline && (tasks == NULL || remote_given)) {
+    fprintf(stderr, "tally: --results: scores job files offline, with "
+                    "--tasks DIR, and without Redis\n");
+    free(files);
+    return EXIT_CONFIG;
+  }
+  if (!offline && (tasks != NULL || plugins != NULL || results)) {
+    fprintf(stderr, "tally: --tasks: only with --results FILE...\n");
+    free(files);
+    return EXIT_CONFIG;
+  }
+  if (!offline && o.contest == NULL)
+    goto bad_usage;
+
+  size_t nref = 0;
+  char **ref = refusals != NULL ? read_refusals(refusals, &nref) : NULL;
+  if (refusals != NULL && ref == NULL) {
+    free(files);
+    return EXIT_CONFIG;
+  }
+  report_data_t d;
+  report_data_init(&d);
+  cli_t c;
+  memset(&c, 0, sizeof(c));
+  if (offline) {
+    status = cli_load(&c, plugins, tasks);
+    if (status == 0)
+      status = read_offline(&c, nfiles, files, &o, (const char *const *)ref,
+                            nref, &d);
+    cli_close(&c);
+  } else {
+    status = remote_open(&r) != 0 ? EXIT_JOB_FAILED : 0;
+    if (status == 0)
+      status = read_redis(&r, &o, (const char *const *)ref, nref, &d);
+    remote_close(&r);
+  }
+  tally_buf_t b;
+  tally_buf_init(&b);
+  if (status == 0 && report_json(&d, &o, &b) != 0) {
+    fprintf(stderr, "tally: out of memory\n");
+    status = EXIT_JOB_FAILED;
+  }
+  if (status == 0) {
+    if (json) {
+      tally_buf_putc(&b, '\n');
+      fwrite(b.data, 1, b.len, stdout);
+    } else if (html != NULL) {
+      status = report_print_html(tally_buf_text(&b), b.len, html);
+    } else {
+      status = report_print_table(tally_buf_text(&b), b.len, o.by_category);
+    }
+  }
+  tally_buf_close(&b);
+  report_data_close(&d);
+  for (size_t i = 0; i < nref; i++)
+    free(ref[i]);
+  free(ref);
+  free(files);
+  return cli_flush_stdout(status, "the report");
+
+bad_usage:
+  free(files);
+  cli_usage(stderr);
+  return EXIT_CONFIG;
+}
