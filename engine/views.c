@@ -121,9 +121,9 @@ static const char *sample_response(const tally_job_t *job, size_t *len) {
 }
 
 bool tally_views_is_sample(const tally_task_t *task, const tally_job_t *job) {
-  return task->category != NULL || task->correct_threshold != 1 ||
-         task->refusals != NULL || job->response != NULL ||
-         job->error != NULL || job->extracted >= 0;
+  return task->comparator != NULL || task->category != NULL ||
+         task->correct_threshold != 1 || task->refusals != NULL ||
+         job->response != NULL || job->error != NULL;
 }
 
 /* Appends the "sample" member: what a benchmark report reads

@@ -31,9 +31,9 @@ int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
                         size_t errlen);
 
 /* Whether the summary of job carries the "sample" member of benchmark
- * reports (docs/benchmarks.md): the task has a category, a
- * correct_threshold or refusal_phrases, the job a response or an error,
- * or its comparator extracts answers. */
+ * reports (docs/benchmarks.md): the task compares outputs (batch,
+ * output_only) or has a category, a correct_threshold or
+ * refusal_phrases, or the job has a response or an error. */
 bool tally_views_is_sample(const tally_task_t *task, const tally_job_t *job);
 
 /* Appends the summary of job as an unscored submission of task to b:
