@@ -332,7 +332,7 @@ int report_print_html(const char *json, size_t len, const char *path) {
   }
   const cJSON *ps = get(root, "participants");
   const cJSON *contest = get(root, "contest");
-  char a[32], b[32], c[32];
+  char a[32], b[32], c[32], d[32];
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<title>tally report",
         f);
@@ -354,6 +354,7 @@ int report_print_html(const char *json, size_t len, const char *path) {
         ".legend span{margin-right:14px}.legend i{display:inline-block;"
         "width:10px;height:10px;margin-right:5px}\n"
         "pre{white-space:pre-wrap;margin:0}\n"
+        "#exemplars td,#exemplars th{text-align:left}\n"
         "</style></head><body>\n<h1>Benchmark report",
         f);
   if (cJSON_IsString(contest)) {
@@ -384,7 +385,7 @@ int report_print_html(const char *json, size_t len, const char *path) {
             "<td>[%s, %s]</td>",
             num(p, "samples"), num(p, "problems"), fig(num(p, "accuracy"), a),
             fig(num(p, "mean_reward"), b), fig(num(iv, "lower"), c),
-            fig(num(iv, "upper"), a));
+            fig(num(iv, "upper"), d));
     const cJSON *pk;
     cJSON_ArrayForEach(pk, get(p, "pass_at_k"))
         fprintf(f, "<td>%s</td>", fig(num(pk, "value"), b));
@@ -411,7 +412,7 @@ int report_print_html(const char *json, size_t len, const char *path) {
     esc(f, str(e, "task"));
     fputs("</td><td>", f);
     esc(f, str(e, "submission"));
-    fputs("</td><td style=\"text-align:left\"><pre>", f);
+    fputs("</td><td><pre>", f);
     esc(f, str(e, "response_preview"));
     fputs("</pre></td></tr>\n", f);
   }
