@@ -221,18 +221,6 @@ static long number(const char *s) {
   return n;
 }
 
-/* tally in the folder of this program. */
-static char *tally_next_to_me(void) {
-  static char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 8);
-  if (n <= 0)
-    bench_die("cannot find this program: give --tally");
-  path[n] = '\0';
-  char *slash = strrchr(path, '/');
-  strcpy(slash ? slash + 1 : path, "tally");
-  return path;
-}
-
 int main(int argc, char **argv) {
   opts_t o = {.submissions = 1000000, .participants = 10000, .runs = 1};
   for (int i = 1; i < argc; i++) {
@@ -255,7 +243,7 @@ int main(int argc, char **argv) {
     }
   }
   if (o.tally == NULL)
-    o.tally = tally_next_to_me();
+    o.tally = bench_next_to_me("tally");
   bench_begin("bench_rescore", stop_redis);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);

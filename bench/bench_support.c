@@ -137,6 +137,17 @@ int bench_stop(pid_t pid, int sig, long grace_ms) {
   }
 }
 
+const char *bench_next_to_me(const char *name) {
+  static char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+  if (n <= 0)
+    bench_die("cannot find this program's folder: give the path of %s", name);
+  path[n] = '\0';
+  char *slash = strrchr(path, '/');
+  snprintf(slash ? slash + 1 : path, 64, "%s", name);
+  return path;
+}
+
 void bench_show_log(const char *name) {
   char path[PATH_MAX + 64];
   snprintf(path, sizeof(path), "%s/%s", g.dir, name);

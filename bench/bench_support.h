@@ -40,6 +40,10 @@ pid_t bench_spawn(char **argv, const char *out, const char *err);
  * it. Returns the wait status, or -1 if pid was not a child. */
 int bench_stop(pid_t pid, int sig, long grace_ms);
 
+/* The program name in the folder of this bench's executable (tally,
+ * tallyd), in a static buffer; dies when it cannot be found. */
+const char *bench_next_to_me(const char *name);
+
 /* Prints the last 4 KB of the file name in the temporary folder to
  * stderr. */
 void bench_show_log(const char *name);

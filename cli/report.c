@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,24 @@ static int refacts(const char *job, size_t len, tally_sample_facts_t *f,
   return 0;
 }
 
+/* The members keys[0..n) of obj in one pass (a summary has a score of
+ * members, read a million times): out[i] is the first member called
+ * keys[i], or NULL. */
+static void pick(const cJSON *obj, const char *const *keys, const cJSON **out,
+                 size_t n) {
+  for (size_t i = 0; i < n; i++)
+    out[i] = NULL;
+  if (!cJSON_IsObject(obj))
+    return;
+  for (const cJSON *m = obj->child; m != NULL; m = m->next)
+    for (size_t i = 0; i < n; i++)
+      if (out[i] == NULL && m->string[0] == keys[i][0] &&
+          strcmp(m->string, keys[i]) == 0) {
+        out[i] = m;
+        break;
+      }
+}
+
 int report_add_summary(report_data_t *d, const report_opts_t *o,
                        const char *summary, size_t len, const char *id,
                        const char *const *refusals, size_t nrefusals,
@@ -72,13 +91,18 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
     snprintf(err, errlen, "the summary is not a JSON object");
     return TALLY_EJOB;
   }
+  static const char *const top[] = {"contest", "participant", "task",
+                                    "scored",  "score",       "max_score",
+                                    "sample",  "submission"};
+  static const char *const in_sample[] = {"category", "correct_threshold",
+                                          "failure", "preview", "extracted"};
+  const cJSON *m[8], *sm[5];
+  pick(s, top, m, 8);
+  pick(m[6], in_sample, sm, 5);
   char b1[64], b2[64], b3[64];
-  const char *contest =
-      id_of(cJSON_GetObjectItemCaseSensitive(s, "contest"), b1, sizeof(b1));
-  const char *participant =
-      id_of(cJSON_GetObjectItemCaseSensitive(s, "participant"), b2, sizeof(b2));
-  const char *task =
-      id_of(cJSON_GetObjectItemCaseSensitive(s, "task"), b3, sizeof(b3));
+  const char *contest = id_of(m[0], b1, sizeof(b1));
+  const char *participant = id_of(m[1], b2, sizeof(b2));
+  const char *task = id_of(m[2], b3, sizeof(b3));
   int rc = 0;
   if (participant == NULL || task == NULL) {
     snprintf(err, errlen, "the summary names no participant or task");
@@ -89,24 +113,18 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
        (contest == NULL || strcmp(contest, o->contest) != 0)) ||
       (o->participant != NULL && strcmp(participant, o->participant) != 0))
     goto done;
-  if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s, "scored"))) {
+  if (cJSON_IsFalse(m[3])) {
     d->unscored++;
     goto done;
   }
-  const cJSON *score = cJSON_GetObjectItemCaseSensitive(s, "score");
-  const cJSON *max = cJSON_GetObjectItemCaseSensitive(s, "max_score");
+  const cJSON *score = m[4], *max = m[5];
   if (!cJSON_IsNumber(score) || !cJSON_IsNumber(max)) {
     snprintf(err, errlen, "the summary has no score or max_score");
     rc = TALLY_EJOB;
     goto done;
   }
-  const cJSON *sample = cJSON_GetObjectItemCaseSensitive(s, "sample");
-  const cJSON *cat = cJSON_GetObjectItemCaseSensitive(sample, "category");
-  const cJSON *thr =
-      cJSON_GetObjectItemCaseSensitive(sample, "correct_threshold");
-  const cJSON *fail = cJSON_GetObjectItemCaseSensitive(sample, "failure");
-  const cJSON *prev = cJSON_GetObjectItemCaseSensitive(sample, "preview");
-  const cJSON *ext = cJSON_GetObjectItemCaseSensitive(sample, "extracted");
+  const cJSON *cat = sm[0], *thr = sm[1], *fail = sm[2], *prev = sm[3];
+  const cJSON *ext = sm[4];
   if (d->n == d->cap) {
     size_t cap = d->cap ? d->cap * 2 : 1024;
     report_sample_t *grown = realloc(d->samples, cap * sizeof(*grown));
@@ -150,8 +168,7 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
   if (pi == UINT32_MAX || ti == UINT32_MAX || ci == UINT32_MAX)
     rc = TALLY_ENOMEM;
   char b4[64];
-  const char *sid =
-      id_of(cJSON_GetObjectItemCaseSensitive(s, "submission"), b4, sizeof(b4));
+  const char *sid = id_of(m[7], b4, sizeof(b4));
   if (rc == 0 && r->failure >= 0) {
     r->id = strdup(sid != NULL ? sid : id);
     r->preview = malloc(preview_len + 1);
@@ -173,8 +190,177 @@ done:
   return rc;
 }
 
+/* The ids of an SSCAN reply, or NULL (printed) for another reply. */
+static const redisReply *scan_ids(const redisReply *scan, const char *key,
+                                  char *cursor, size_t cap) {
+  if (scan->elements != 2 || scan->element[0]->type != REDIS_REPLY_STRING ||
+      scan->element[1]->type != REDIS_REPLY_ARRAY) {
+    fprintf(stderr, "tally: SSCAN %s: an unexpected reply\n", key);
+    return NULL;
+  }
+  snprintf(cursor, cap, "%s", scan->element[0]->str);
+  return scan->element[1];
+}
+
+/* Appends an HGET of the summary of each of ids (HMGET with the job). */
+static int ask(remote_t *r, const redisReply *ids, bool jobs) {
+  for (size_t k = 0; k < ids->elements; k++) {
+    char hkey[1024];
+    snprintf(hkey, sizeof(hkey), "%s:submission:%s", r->prefix,
+             ids->element[k]->str);
+    if ((jobs
+             ? redisAppendCommand(r->c, "HMGET %s summary job", hkey)
+             : redisAppendCommand(r->c, "HGET %s summary", hkey)) != REDIS_OK) {
+      fprintf(stderr, "tally: out of memory\n");
+      return EXIT_JOB_FAILED;
+    }
+  }
+  return 0;
+}
+
+/* A batch read from Redis: the SSCAN reply that holds its ids, and the
+ * reply of each id. */
+typedef struct batch_s {
+  redisReply *scan;
+  const redisReply *ids;
+  redisReply **replies;
+  struct batch_s *next;
+} batch_t;
+
+static void batch_free(batch_t *b) {
+  if (b == NULL)
+    return;
+  for (size_t k = 0; b->replies != NULL && k < b->ids->elements; k++)
+    if (b->replies[k] != NULL)
+      freeReplyObject(b->replies[k]);
+  free(b->replies);
+  if (b->scan != NULL)
+    freeReplyObject(b->scan);
+  free(b);
+}
+
+/* The decoder: a thread that turns the batches the reader queues into
+ * samples, so that cJSON decodes one batch while hiredis reads the next
+ * and Redis answers the one after. Only it touches d. */
+typedef struct decoder_s {
+  pthread_mutex_t mu;
+  pthread_cond_t more, room;
+  batch_t *head, *tail;
+  size_t queued;
+  bool done;  /* the reader has queued its last batch */
+  int status; /* the decoder's: 0, or EXIT_JOB_FAILED (printed) */
+  const report_opts_t *o;
+  const char *const *refusals;
+  size_t nrefusals;
+  const char *prefix;
+  report_data_t *d;
+} decoder_t;
+
+#define QUEUED_MAX 4
+
+static void decode_batch(decoder_t *q, batch_t *b) {
+  for (size_t k = 0; k < b->ids->elements && q->status == 0; k++) {
+    const redisReply *h = b->replies[k], *sum = h, *job = NULL;
+    if (h->type == REDIS_REPLY_ARRAY) {
+      sum = h->elements > 0 ? h->element[0] : NULL;
+      job = h->elements > 1 ? h->element[1] : NULL;
+    }
+    bool has_job = job != NULL && job->type == REDIS_REPLY_STRING;
+    char err[256];
+    int rc = 0;
+    if (sum != NULL && sum->type == REDIS_REPLY_STRING && sum->len > 0)
+      rc = report_add_summary(q->d, q->o, sum->str, sum->len,
+                              b->ids->element[k]->str, q->refusals,
+                              q->nrefusals, has_job ? job->str : NULL,
+                              has_job ? job->len : 0, err, sizeof(err));
+    if (rc == TALLY_ENOMEM) {
+      fprintf(stderr, "tally: out of memory\n");
+      q->status = EXIT_JOB_FAILED;
+    } else if (rc != 0) {
+      fprintf(stderr, "tally: %s:submission:%s: %s (left out)\n", q->prefix,
+              b->ids->element[k]->str, err);
+    }
+  }
+}
+
+static void *decoder_main(void *arg) {
+  decoder_t *q = arg;
+  for (;;) {
+    pthread_mutex_lock(&q->mu);
+    while (q->head == NULL && !q->done)
+      pthread_cond_wait(&q->more, &q->mu);
+    batch_t *b = q->head;
+    if (b != NULL) {
+      q->head = b->next;
+      if (q->head == NULL)
+        q->tail = NULL;
+      q->queued--;
+      pthread_cond_signal(&q->room);
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (b == NULL)
+      return NULL;
+    if (q->status == 0)
+      decode_batch(q, b);
+    batch_free(b);
+  }
+}
+
+/* Queues b for the decoder, waiting while QUEUED_MAX batches wait. */
+static void decoder_push(decoder_t *q, batch_t *b) {
+  pthread_mutex_lock(&q->mu);
+  while (q->queued >= QUEUED_MAX)
+    pthread_cond_wait(&q->room, &q->mu);
+  if (q->tail != NULL)
+    q->tail->next = b;
+  else
+    q->head = b;
+  q->tail = b;
+  q->queued++;
+  pthread_cond_signal(&q->more);
+  pthread_mutex_unlock(&q->mu);
+}
+
+/* Reads the replies of ask into a new batch. Returns NULL (printed) on a
+ * Redis error. */
+static batch_t *collect(remote_t *r, redisReply *scan, const redisReply *ids,
+                        bool jobs) {
+  batch_t *b = calloc(1, sizeof(*b));
+  if (b != NULL)
+    b->replies = calloc(ids->elements + 1, sizeof(*b->replies));
+  if (b == NULL || b->replies == NULL) {
+    fprintf(stderr, "tally: out of memory\n");
+    free(b);
+    return NULL;
+  }
+  b->scan = scan;
+  b->ids = ids;
+  for (size_t k = 0; k < ids->elements; k++) {
+    void *p = NULL;
+    if (redisGetReply(r->c, &p) != REDIS_OK) {
+      remote_io_error(r);
+      b->scan = NULL;
+      batch_free(b);
+      return NULL;
+    }
+    b->replies[k] = p;
+    if (b->replies[k]->type == REDIS_REPLY_ERROR) {
+      fprintf(stderr, "tally: %s: %s\n", jobs ? "HMGET" : "HGET",
+              b->replies[k]->str);
+      b->scan = NULL;
+      batch_free(b);
+      return NULL;
+    }
+  }
+  return b;
+}
+
 /* Redis: every member of <p>:index:contest:<enc C>, its summary (and its
- * job, with a new refusal list) read in pipelines of PIPELINE. */
+ * job, with a new refusal list) read with HGET. Redis works ahead: the
+ * next SSCAN and the reads of its ids go out before the replies of the
+ * batch before are read, and a decoder thread decodes them while the
+ * next batch is read. (A Lua script reading a batch per call cost Redis
+ * twice the CPU: it interns every key it builds.) */
 static int read_redis(remote_t *r, const report_opts_t *o,
                       const char *const *refusals, size_t nrefusals,
                       report_data_t *d) {
@@ -195,71 +381,87 @@ static int read_redis(remote_t *r, const report_opts_t *o,
             o->contest, r->prefix, r->url);
     return EXIT_JOB_FAILED;
   }
-  do {
-    redisReply *scan = cli_expect(
-        r, remote_cmd(r, "SSCAN %s %s COUNT %d", key, cursor, PIPELINE),
-        REDIS_REPLY_ARRAY, "SSCAN");
-    if (scan == NULL)
-      return EXIT_JOB_FAILED;
-    if (scan->elements != 2 || scan->element[0]->type != REDIS_REPLY_STRING ||
-        scan->element[1]->type != REDIS_REPLY_ARRAY) {
-      fprintf(stderr, "tally: SSCAN %s: an unexpected reply\n", key);
-      freeReplyObject(scan);
-      return EXIT_JOB_FAILED;
-    }
-    snprintf(cursor, sizeof(cursor), "%s", scan->element[0]->str);
-    const redisReply *ids = scan->element[1];
-    for (size_t k = 0; k < ids->elements; k++) {
-      char hkey[1024];
-      snprintf(hkey, sizeof(hkey), "%s:submission:%s", r->prefix,
-               ids->element[k]->str);
-      int ok = refusals != NULL
-                   ? redisAppendCommand(r->c, "HMGET %s summary job", hkey)
-                   : redisAppendCommand(r->c, "HMGET %s summary", hkey);
-      if (ok != REDIS_OK) {
-        fprintf(stderr, "tally: out of memory\n");
-        freeReplyObject(scan);
-        return EXIT_JOB_FAILED;
-      }
-    }
-    int status = 0;
-    for (size_t k = 0; k < ids->elements; k++) {
+  decoder_t q = {.o = o,
+                 .refusals = refusals,
+                 .nrefusals = nrefusals,
+                 .prefix = r->prefix,
+                 .d = d};
+  pthread_t thread;
+  pthread_mutex_init(&q.mu, NULL);
+  pthread_cond_init(&q.more, NULL);
+  pthread_cond_init(&q.room, NULL);
+  if (pthread_create(&thread, NULL, decoder_main, &q) != 0) {
+    fprintf(stderr, "tally: cannot start a thread\n");
+    return EXIT_JOB_FAILED;
+  }
+  bool jobs = refusals != NULL;
+  redisReply *scan =
+      cli_expect(r, remote_cmd(r, "SSCAN %s 0 COUNT %d", key, PIPELINE),
+                 REDIS_REPLY_ARRAY, "SSCAN");
+  const redisReply *ids =
+      scan != NULL ? scan_ids(scan, key, cursor, sizeof(cursor)) : NULL;
+  int status = ids == NULL ? EXIT_JOB_FAILED : 0;
+  bool more = status == 0 && strcmp(cursor, "0") != 0;
+  if (more && redisAppendCommand(r->c, "SSCAN %s %s COUNT %d", key, cursor,
+                                 PIPELINE) != REDIS_OK)
+    status = EXIT_JOB_FAILED;
+  if (status == 0)
+    status = ask(r, ids, jobs);
+  while (status == 0) {
+    /* The next batch's ids, and its reads sent before this batch is
+     * read. */
+    redisReply *next = NULL;
+    const redisReply *next_ids = NULL;
+    if (more) {
       void *p = NULL;
       if (redisGetReply(r->c, &p) != REDIS_OK) {
         remote_io_error(r);
-        freeReplyObject(scan);
-        return EXIT_JOB_FAILED;
-      }
-      redisReply *h = cli_expect(r, p, REDIS_REPLY_ARRAY, "HMGET");
-      if (h == NULL) {
         status = EXIT_JOB_FAILED;
-        continue;
+        break;
       }
-      const redisReply *sum = h->elements > 0 ? h->element[0] : NULL;
-      const redisReply *job = h->elements > 1 ? h->element[1] : NULL;
-      char err[256];
-      int rc = 0;
-      if (sum != NULL && sum->type == REDIS_REPLY_STRING && sum->len > 0 &&
-          status == 0)
-        rc = report_add_summary(
-            d, o, sum->str, sum->len, ids->element[k]->str, refusals, nrefusals,
-            job != NULL && job->type == REDIS_REPLY_STRING ? job->str : NULL,
-            job != NULL && job->type == REDIS_REPLY_STRING ? job->len : 0, err,
-            sizeof(err));
-      if (rc == TALLY_ENOMEM) {
-        fprintf(stderr, "tally: out of memory\n");
+      next = cli_expect(r, p, REDIS_REPLY_ARRAY, "SSCAN");
+      next_ids =
+          next != NULL ? scan_ids(next, key, cursor, sizeof(cursor)) : NULL;
+      if (next_ids == NULL) {
+        if (next != NULL)
+          freeReplyObject(next);
         status = EXIT_JOB_FAILED;
-      } else if (rc != 0) {
-        fprintf(stderr, "tally: %s:submission:%s: %s (left out)\n", r->prefix,
-                ids->element[k]->str, err);
+        break;
       }
-      freeReplyObject(h);
+      more = strcmp(cursor, "0") != 0;
+      if ((more && redisAppendCommand(r->c, "SSCAN %s %s COUNT %d", key, cursor,
+                                      PIPELINE) != REDIS_OK) ||
+          ask(r, next_ids, jobs) != 0) {
+        freeReplyObject(next);
+        status = EXIT_JOB_FAILED;
+        break;
+      }
     }
+    batch_t *b = collect(r, scan, ids, jobs);
+    if (b == NULL) {
+      if (next != NULL)
+        freeReplyObject(next);
+      status = EXIT_JOB_FAILED;
+      break;
+    }
+    scan = NULL;
+    decoder_push(&q, b);
+    scan = next;
+    ids = next_ids;
+    if (scan == NULL)
+      break;
+  }
+  if (scan != NULL)
     freeReplyObject(scan);
-    if (status != 0)
-      return status;
-  } while (strcmp(cursor, "0") != 0);
-  return 0;
+  pthread_mutex_lock(&q.mu);
+  q.done = true;
+  pthread_cond_signal(&q.more);
+  pthread_mutex_unlock(&q.mu);
+  pthread_join(thread, NULL);
+  pthread_mutex_destroy(&q.mu);
+  pthread_cond_destroy(&q.more);
+  pthread_cond_destroy(&q.room);
+  return status != 0 ? status : q.status;
 }
 
 /* Offline: the last job of each submission, scored, then its summary. */

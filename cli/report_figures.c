@@ -5,6 +5,7 @@
 #include "cli/report.h"
 #include "stats/failure.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,19 +129,44 @@ typedef struct sorter_s {
   uint32_t *prank, *trank, *crank;
 } sorter_t;
 
-/* Participant, then task, then category, by name. */
-static int cmp_sample(const void *a, const void *b, void *ctx) {
-  const sorter_t *sorter = ctx;
-  const report_sample_t *x = a, *y = b;
-  uint32_t px = sorter->prank[x->participant],
-           py = sorter->prank[y->participant];
-  if (px != py)
-    return px < py ? -1 : 1;
-  uint32_t tx = sorter->trank[x->task], ty = sorter->trank[y->task];
-  if (tx != ty)
-    return tx < ty ? -1 : 1;
-  uint32_t cx = sorter->crank[x->category], cy = sorter->crank[y->category];
-  return (cx > cy) - (cx < cy);
+/* One stable counting pass: s into out by rank[field], k ranks. */
+static int count_pass(const report_sample_t *s, report_sample_t *out, size_t n,
+                      const uint32_t *rank, size_t k, size_t field) {
+  size_t *at = calloc(k + 1, sizeof(*at));
+  if (at == NULL)
+    return TALLY_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t *f = (const uint32_t *)((const char *)&s[i] + field);
+    at[rank[*f] + 1]++;
+  }
+  for (size_t r = 1; r <= k; r++)
+    at[r] += at[r - 1];
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t *f = (const uint32_t *)((const char *)&s[i] + field);
+    out[at[rank[*f]]++] = s[i];
+  }
+  free(at);
+  return 0;
+}
+
+/* Sorts the samples by participant, then task, then category (names in
+ * byte order): three stable counting passes, least significant first. */
+static int sort_samples(report_data_t *d, const sorter_t *st) {
+  report_sample_t *tmp = malloc((d->n + 1) * sizeof(*tmp));
+  if (tmp == NULL)
+    return TALLY_ENOMEM;
+  int rc = count_pass(d->samples, tmp, d->n, st->crank, d->categories.n,
+                      offsetof(report_sample_t, category));
+  if (rc == 0)
+    rc = count_pass(tmp, d->samples, d->n, st->trank, d->tasks.n,
+                    offsetof(report_sample_t, task));
+  if (rc == 0)
+    rc = count_pass(d->samples, tmp, d->n, st->prank, d->participants.n,
+                    offsetof(report_sample_t, participant));
+  if (rc == 0)
+    memcpy(d->samples, tmp, d->n * sizeof(*tmp));
+  free(tmp);
+  return rc;
 }
 
 /* One problem of one participant (in one category, for the breakdown). */
@@ -400,7 +426,8 @@ int report_json(report_data_t *d, const report_opts_t *o, tally_buf_t *b) {
     rc = TALLY_ENOMEM;
     goto done;
   }
-  qsort_r(d->samples, d->n, sizeof(*d->samples), cmp_sample, &st);
+  if ((rc = sort_samples(d, &st)) != 0)
+    goto done;
   tally_buf_putc(b, '{');
   put_key(b, "contest");
   if (o->contest != NULL)

@@ -16,13 +16,6 @@ double tally_pass_at_k(long n, long c, long k) {
   return 1.0 - fail;
 }
 
-uint64_t tally_splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 double tally_quantile(const double *sorted, size_t n, double q) {
   double h = (double)(n - 1) * q;
   size_t lo = (size_t)floor(h);
@@ -40,9 +33,70 @@ static double mean_of(const double *v, size_t m) {
   return m > 0 ? s / (double)m : 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* Moves the k-th smallest of a[0..n) to a[k], the smaller ones before
+ * it and the larger after (Hoare's selection, median-of-three pivots). */
+static void select_kth(double *a, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1;
+  while (hi > lo) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (a[mid] < a[lo]) {
+      double t = a[mid];
+      a[mid] = a[lo];
+      a[lo] = t;
+    }
+    if (a[hi] < a[lo]) {
+      double t = a[hi];
+      a[hi] = a[lo];
+      a[lo] = t;
+    }
+    if (a[hi] < a[mid]) {
+      double t = a[hi];
+      a[hi] = a[mid];
+      a[mid] = t;
+    }
+    double pivot = a[mid];
+    size_t i = lo, j = hi;
+    while (i <= j) {
+      while (a[i] < pivot)
+        i++;
+      while (a[j] > pivot)
+        j--;
+      if (i <= j) {
+        double t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+        i++;
+        if (j == 0)
+          break;
+        j--;
+      }
+    }
+    if (k <= j)
+      hi = j;
+    else if (k >= i)
+      lo = i;
+    else
+      return;
+  }
+}
+
+/* The q-quantile of a[0..n) as tally_quantile gives it on the sorted
+ * values, by selection: only the two order statistics it reads are put
+ * in place. a is reordered. */
+static double quantile_unsorted(double *a, size_t n, double q) {
+  double h = (double)(n - 1) * q;
+  size_t lo = (size_t)floor(h);
+  if (lo >= n - 1) {
+    select_kth(a, n, n - 1);
+    return a[n - 1];
+  }
+  select_kth(a, n, lo);
+  double next = a[lo + 1];
+  for (size_t i = lo + 2; i < n; i++)
+    if (a[i] < next)
+      next = a[i];
+  double two[2] = {a[lo], next};
+  return tally_quantile(two, 2, h - (double)lo);
 }
 
 tally_interval_t tally_bootstrap(const double *v, size_t m, long resamples,
@@ -59,9 +113,8 @@ tally_interval_t tally_bootstrap(const double *v, size_t m, long resamples,
       s += v[tally_draw_index(&state, m)];
     scratch[k] = s / (double)m;
   }
-  qsort(scratch, (size_t)resamples, sizeof(double), cmp_double);
-  r.lower = tally_quantile(scratch, (size_t)resamples, (1 - conf) / 2);
-  r.upper = tally_quantile(scratch, (size_t)resamples, (1 + conf) / 2);
+  r.lower = quantile_unsorted(scratch, (size_t)resamples, (1 - conf) / 2);
+  r.upper = quantile_unsorted(scratch, (size_t)resamples, (1 + conf) / 2);
   return r;
 }
 

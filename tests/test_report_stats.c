@@ -98,6 +98,42 @@ Test(bootstrap, same_seed_same_interval) {
   cr_expect(w.lower <= a.lower && w.upper >= a.upper);
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The bootstrap as docs/benchmarks.md writes it, sorting every mean: the
+ * selection tally does must give the same bits. */
+Test(bootstrap, equals_the_sorted_definition) {
+  uint64_t g = 99;
+  static double v[300], scratch[5001], means[5001];
+  for (int trial = 0; trial < 60; trial++) {
+    size_t m = 2 + tally_splitmix64(&g) % 299;
+    long resamples = 1 + (long)(tally_splitmix64(&g) % 5000);
+    /* Few distinct values, so that ties are common. */
+    for (size_t i = 0; i < m; i++)
+      v[i] = (double)(tally_splitmix64(&g) % (trial % 2 ? 3 : 1000)) / 7.0;
+    double conf = trial % 3 == 0 ? 0.95 : trial % 3 == 1 ? 0.5 : 0.999;
+    uint64_t seed = tally_splitmix64(&g);
+    tally_interval_t r = tally_bootstrap(v, m, resamples, seed, conf, scratch);
+    uint64_t st = seed;
+    for (long k = 0; k < resamples; k++) {
+      double s = 0;
+      for (size_t i = 0; i < m; i++)
+        s += v[tally_draw_index(&st, m)];
+      means[k] = s / (double)m;
+    }
+    qsort(means, (size_t)resamples, sizeof(double), cmp_double);
+    double lo = tally_quantile(means, (size_t)resamples, (1 - conf) / 2);
+    double hi = tally_quantile(means, (size_t)resamples, (1 + conf) / 2);
+    cr_assert(r.lower == lo && r.upper == hi,
+              "trial %d (m %zu, %ld resamples): [%.17g, %.17g], want "
+              "[%.17g, %.17g]",
+              trial, m, resamples, r.lower, r.upper, lo, hi);
+  }
+}
+
 Test(bootstrap, zero_width_cases) {
   double scratch[100], one[] = {0.25};
   tally_interval_t r = tally_bootstrap(one, 1, 100, 42, 0.95, scratch);
