@@ -92,11 +92,92 @@ static bool whole(dec_t *dc, const cJSON *v, double min, double max,
   return true;
 }
 
+static void free_strs(char **list, size_t n) {
+  for (size_t i = 0; list != NULL && i < n; i++)
+    free(list[i]);
+  free(list);
+}
+
+/* What each array item owns, freed. */
+static void free_validator(void *item) {
+  tally_es_validator_t *v = item;
+  if (v->type != NULL && v->type->free != NULL && v->state != NULL)
+    v->type->free(v->state);
+  free(v->key);
+  free(v->type_name);
+  free(v->target);
+  free(v->expected_from);
+  cJSON_Delete(v->config);
+}
+
+static void free_metric(void *item) {
+  tally_es_metric_t *m = item;
+  free(m->key);
+  free(m->type);
+  free(m->collector);
+  free(m->unit);
+}
+
+static void free_dimension(void *item) {
+  tally_es_dimension_t *d = item;
+  free(d->key);
+  free(d->source_name);
+  free_strs(d->validators, d->nvalidators);
+  free(d->metric);
+  free(d->better_direction);
+  free(d->judge_key);
+}
+
+static void free_signal(void *item) {
+  free(((tally_es_signal_t *)item)->key);
+}
+
+static void free_pricing(void *item) {
+  tally_es_pricing_t *p = item;
+  free(p->provider_key);
+  free(p->provider_model_id);
+}
+
+static void free_check(void *item) {
+  tally_es_check_t *c = item;
+  free(c->key);
+  free(c->type);
+  free(c->path);
+}
+
+static void free_judge(void *item) {
+  tally_es_judge_t *j = item;
+  free(j->mode);
+  free(j->key);
+  free(j->model);
+  free_strs(j->models, j->nmodels);
+  free_strs(j->context_from, j->ncontext_from);
+  cJSON_Delete(j->output_schema);
+  free(j->rubric);
+  free(j->assertion);
+  free(j->prompt);
+  free(j->reference_from);
+  free(j->aggregation);
+  free_strs(j->anti_gaming_clauses, j->nanti_gaming_clauses);
+}
+
+/* Frees items[0..n) of size sz with one, then the array. */
+static void free_items(void *items, size_t n, size_t sz,
+                       void (*one)(void *item)) {
+  for (size_t i = 0; items != NULL && i < n; i++)
+    one((char *)items + i * sz);
+  free(items);
+}
+
 static void decode_strs(dec_t *dc, const cJSON *v, char ***out, size_t *n) {
   if (!cJSON_IsArray(v)) {
     fail(dc, "must be an array of strings, not %s", json_kind(v));
     return;
   }
+  /* A repeated key: the last list wins. */
+  free_strs(*out, *n);
+  *out = NULL;
+  *n = 0;
   size_t count = (size_t)cJSON_GetArraySize(v);
   char **list = calloc(count + 1, sizeof(*list));
   if (list == NULL) {
@@ -206,10 +287,15 @@ static void decode_object(dec_t *dc, const cJSON *v, const field_t *fields,
 }
 
 /* Decodes the array v with each element through one(dc, elem, item), the
- * items of size sz in a new array at *items (count *n). */
+ * items of size sz in a new array at *items (count *n). When the key was
+ * already decoded (a repeated key), Go's decoder decodes each element
+ * into the element already there, keeping the members the new one lacks,
+ * and drops the ones past the new length: so does this, with drop
+ * freeing what a dropped item owns. */
 static void decode_array(dec_t *dc, const cJSON *v, void **items, size_t *n,
                          size_t sz,
-                         void (*one)(dec_t *dc, const cJSON *e, void *item)) {
+                         void (*one)(dec_t *dc, const cJSON *e, void *item),
+                         void (*drop)(void *item)) {
   if (!cJSON_IsArray(v)) {
     fail(dc, "must be an array, not %s", json_kind(v));
     return;
@@ -220,11 +306,20 @@ static void decode_array(dec_t *dc, const cJSON *v, void **items, size_t *n,
     fail(dc, "out of memory");
     return;
   }
+  char *was = *items;
+  size_t had = was != NULL ? *n : 0;
+  for (size_t i = 0; i < had; i++) {
+    if (i < count)
+      memcpy(arr + i * sz, was + i * sz, sz);
+    else
+      drop(was + i * sz);
+  }
+  free(was);
   *items = arr;
+  *n = count;
   size_t i = 0;
   for (const cJSON *e = v->child; e != NULL; e = e->next, i++) {
     size_t old = tally_jpath_index(dc->path, i);
-    *n = i + 1;
     if (!cJSON_IsNull(e))
       one(dc, e, arr + i * sz);
     tally_jpath_restore(dc->path, old);
@@ -316,7 +411,7 @@ static void one_signal(dec_t *dc, const cJSON *e, void *item) {
 static int behavioral_signals(dec_t *dc, const cJSON *v, void *obj) {
   tally_es_spec_t *s = obj;
   decode_array(dc, v, (void **)&s->signals, &s->nsignals, sizeof(*s->signals),
-               one_signal);
+               one_signal, free_signal);
   return 0;
 }
 
@@ -344,7 +439,7 @@ static void one_pricing(dec_t *dc, const cJSON *e, void *item) {
 static int pricing_models(dec_t *dc, const cJSON *v, void *obj) {
   tally_es_spec_t *s = obj;
   decode_array(dc, v, (void **)&s->pricing, &s->npricing, sizeof(*s->pricing),
-               one_pricing);
+               one_pricing, free_pricing);
   return 0;
 }
 
@@ -461,7 +556,7 @@ static void one_judge(dec_t *dc, const cJSON *e, void *item) {
 static int scorecard_dimensions(dec_t *dc, const cJSON *v, void *obj) {
   tally_es_spec_t *s = obj;
   decode_array(dc, v, (void **)&s->dims, &s->ndims, sizeof(*s->dims),
-               one_dimension);
+               one_dimension, free_dimension);
   return 0;
 }
 
@@ -525,14 +620,14 @@ static const field_t scorecard_fields[] = {
 static int spec_validators(dec_t *dc, const cJSON *v, void *obj) {
   tally_es_spec_t *s = obj;
   decode_array(dc, v, (void **)&s->validators, &s->nvalidators,
-               sizeof(*s->validators), one_validator);
+               sizeof(*s->validators), one_validator, free_validator);
   return 0;
 }
 
 static int spec_metrics(dec_t *dc, const cJSON *v, void *obj) {
   tally_es_spec_t *s = obj;
   decode_array(dc, v, (void **)&s->metrics, &s->nmetrics, sizeof(*s->metrics),
-               one_metric);
+               one_metric, free_metric);
   return 0;
 }
 
@@ -545,14 +640,14 @@ static int spec_behavioral(dec_t *dc, const cJSON *v, void *obj) {
 static int spec_judges(dec_t *dc, const cJSON *v, void *obj) {
   tally_es_spec_t *s = obj;
   decode_array(dc, v, (void **)&s->judges, &s->njudges, sizeof(*s->judges),
-               one_judge);
+               one_judge, free_judge);
   return 0;
 }
 
 static int spec_checks(dec_t *dc, const cJSON *v, void *obj) {
   tally_es_spec_t *s = obj;
   decode_array(dc, v, (void **)&s->checks, &s->nchecks, sizeof(*s->checks),
-               one_check);
+               one_check, free_check);
   return 0;
 }
 
@@ -662,75 +757,19 @@ int tally_es_spec_parse(const cJSON *v, tally_diag_t *d, tally_jpath_t *path,
   return 0;
 }
 
-static void free_strs(char **list, size_t n) {
-  for (size_t i = 0; list != NULL && i < n; i++)
-    free(list[i]);
-  free(list);
-}
-
 void tally_es_spec_free(tally_es_spec_t *s) {
   if (s == NULL)
     return;
   free(s->name);
   free(s->judge_mode_name);
   free(s->strategy_name);
-  for (size_t i = 0; s->validators != NULL && i < s->nvalidators; i++) {
-    tally_es_validator_t *v = &s->validators[i];
-    if (v->type != NULL && v->type->free != NULL && v->state != NULL)
-      v->type->free(v->state);
-    free(v->key);
-    free(v->type_name);
-    free(v->target);
-    free(v->expected_from);
-    cJSON_Delete(v->config);
-  }
-  free(s->validators);
-  for (size_t i = 0; s->metrics != NULL && i < s->nmetrics; i++) {
-    free(s->metrics[i].key);
-    free(s->metrics[i].type);
-    free(s->metrics[i].collector);
-    free(s->metrics[i].unit);
-  }
-  free(s->metrics);
-  for (size_t i = 0; s->dims != NULL && i < s->ndims; i++) {
-    tally_es_dimension_t *d = &s->dims[i];
-    free(d->key);
-    free(d->source_name);
-    free_strs(d->validators, d->nvalidators);
-    free(d->metric);
-    free(d->better_direction);
-    free(d->judge_key);
-  }
-  free(s->dims);
-  for (size_t i = 0; s->signals != NULL && i < s->nsignals; i++)
-    free(s->signals[i].key);
-  free(s->signals);
-  for (size_t i = 0; s->pricing != NULL && i < s->npricing; i++) {
-    free(s->pricing[i].provider_key);
-    free(s->pricing[i].provider_model_id);
-  }
-  free(s->pricing);
-  for (size_t i = 0; s->checks != NULL && i < s->nchecks; i++) {
-    free(s->checks[i].key);
-    free(s->checks[i].type);
-    free(s->checks[i].path);
-  }
-  free(s->checks);
-  for (size_t i = 0; s->judges != NULL && i < s->njudges; i++) {
-    tally_es_judge_t *j = &s->judges[i];
-    free(j->mode);
-    free(j->key);
-    free(j->model);
-    free_strs(j->models, j->nmodels);
-    free_strs(j->context_from, j->ncontext_from);
-    cJSON_Delete(j->output_schema);
-    free(j->rubric);
-    free(j->assertion);
-    free(j->prompt);
-    free(j->reference_from);
-    free(j->aggregation);
-    free_strs(j->anti_gaming_clauses, j->nanti_gaming_clauses);
-  }
-  free(s->judges);
+  free_items(s->validators, s->nvalidators, sizeof(*s->validators),
+             free_validator);
+  free_items(s->metrics, s->nmetrics, sizeof(*s->metrics), free_metric);
+  free_items(s->dims, s->ndims, sizeof(*s->dims), free_dimension);
+  free_items(s->signals, s->nsignals, sizeof(*s->signals), free_signal);
+  free_items(s->pricing, s->npricing, sizeof(*s->pricing), free_pricing);
+  free_items(s->checks, s->nchecks, sizeof(*s->checks), free_check);
+  free_items(s->judges, s->njudges, sizeof(*s->judges), free_judge);
   free(s);
 }

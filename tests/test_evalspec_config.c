@@ -526,3 +526,21 @@ Test(evalspec_config, judge_rules) {
              "must be \"higher\" for llm_judge source (got \"lower\")");
 #undef JUDGES
 }
+
+/* A repeated key is refused with its path, as every config key is; the
+ * decoder still reads both values (to report every other error at once),
+ * and under ASan nothing of the first one leaks (fuzz_task found that a
+ * repeated "metrics" did). */
+Test(evalspec_config, repeated_keys_are_refused_without_a_leak) {
+  spec_error(EXACT, CORRECT,
+             ", \"metrics\": [{\"key\": \"m1\", \"type\": \"numeric\", "
+             "\"collector\": \"run_total_latency_ms\", \"unit\": \"ms\"}, "
+             "{\"key\": \"m2\"}], \"metrics\": [{\"key\": \"m3\"}]",
+             "evaluation_spec.metrics: key appears twice");
+  spec_error(EXACT ", " EXACT, CORRECT, ", \"validators\": [" EXACT "]",
+             "evaluation_spec.validators: key appears twice");
+  spec_error(EXACT, CORRECT,
+             ", \"llm_judges\": [{\"key\": \"j\", \"models\": [\"a\"], "
+             "\"models\": [\"b\", \"c\"]}]",
+             "models: key appears twice");
+}
