@@ -1,13 +1,15 @@
 /* tally report (docs/benchmarks.md): the statistics of a benchmark over
  * scored submissions. report.c reads the samples (from Redis, or by
- * scoring job files offline), report_figures.c computes every figure,
- * report_print.c writes them as a table, JSON or an HTML page. */
+ * scoring job files offline), report_samples.c decodes each stored
+ * summary into a sample, report_figures.c computes every figure and
+ * writes them as JSON, report_print.c as a table or an HTML page. */
 #ifndef TALLY_CLI_REPORT_H
 #define TALLY_CLI_REPORT_H
 
 #include "config/error.h"
 #include "config/jsonw.h"
 #include "stats/estimates.h"
+#include <cjson/cJSON.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,6 +62,10 @@ void report_data_close(report_data_t *d);
  * memory. */
 uint32_t report_intern(report_names_t *t, const char *name);
 void report_names_close(report_names_t *t);
+
+/* The text of an id as a summary holds it: a string, or a number as
+ * tally writes it (into buf); NULL for anything else. */
+const char *report_id_text(const cJSON *v, char *buf, size_t cap);
 
 /* Reads one summary (docs/contest.md) into d, when it belongs to the
  * report (its contest and participant, when opts name them). refusals

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evalspecs/compare_json.h"
 #include "tasktypes/comparators.h"
 
 #ifndef COMPARATOR
@@ -57,6 +58,15 @@ static const param_sets_t param_sets[] = {
      {NULL, "{\"method\": \"intersection\", \"normalize\": \"answer\"}",
       "{\"normalize\": \"none\"}"}},
     {"element_ratio", {NULL, "{\"normalize\": \"case\"}"}},
+    {"multichoice",
+     {NULL, "{\"letters\": \"ABCDEFGH\"}",
+      "{\"pattern\": \"(?i)answer is (\\\\w+)\"}"}},
+    {"answer_line", {NULL, "{\"pattern\": \"#### (.*)\"}"}},
+    {"json_answer",
+     {NULL,
+      "{\"schema\": {\"type\": \"object\", \"required\": [\"a\"]}, "
+      "\"field\": \"a\"}",
+      "{\"field\": \"b\"}"}},
 };
 
 /* The comparators that must find any text equal to itself. */
@@ -72,6 +82,8 @@ typedef struct prepared_s {
 
 static void prepare(prepared_t *p) {
   p->c = tally_comparator_find(COMPARATOR);
+  if (p->c == NULL && strcmp(COMPARATOR, "json_answer") == 0)
+    p->c = &tally_comparator_json_answer;
   if (p->c == NULL) {
     fprintf(stderr, "no comparator %s\n", COMPARATOR);
     abort();
@@ -126,6 +138,9 @@ static double check(const prepared_t *p, const void *state, const char *out,
   if (rc != 0)
     abort();
   if (!(res.outcome >= 0 && res.outcome <= 1) || res.message == NULL)
+    abort();
+  /* -1 (the contract's reset, which tally__cmp_begin writes), 0 or 1. */
+  if (res.extracted != 0x55 && (res.extracted < -1 || res.extracted > 1))
     abort();
   const char *want = res.outcome == 1   ? TALLY_COMPARE_CORRECT
                      : res.outcome == 0 ? TALLY_COMPARE_WRONG
