@@ -292,6 +292,7 @@ static int read_redis(remote_t *r, const report_opts_t *o,
 /* Offline: the last job of each submission, scored, then its summary. */
 typedef struct offline_s {
   tally_engine_t *e;
+  const tally_taskset_t *tasks;
   const report_opts_t *o;
   const char *const *refusals;
   size_t nrefusals;
@@ -301,7 +302,106 @@ typedef struct offline_s {
   char **summaries, **jobs;
   size_t cap;
   long failed, anonymous;
+  size_t result_errors; /* results of jobs that could not be scored */
 } offline_t;
+
+/* Keeps sum (and the job's line) as the latest of submission id. Returns
+ * 0 or TALLY_ENOMEM. */
+static int keep(offline_t *ol, const char *id, const tally_buf_t *sum,
+                const char *line, size_t len) {
+  uint32_t k = report_intern(&ol->ids, id);
+  if (k == UINT32_MAX)
+    return TALLY_ENOMEM;
+  if (k >= ol->cap) {
+    size_t cap = ol->cap ? ol->cap * 2 : 1024;
+    char **s = realloc(ol->summaries, cap * sizeof(*s));
+    if (s == NULL)
+      return TALLY_ENOMEM;
+    ol->summaries = s;
+    char **jb = realloc(ol->jobs, cap * sizeof(*jb));
+    if (jb == NULL)
+      return TALLY_ENOMEM;
+    ol->jobs = jb;
+    memset(ol->summaries + ol->cap, 0, (cap - ol->cap) * sizeof(char *));
+    memset(ol->jobs + ol->cap, 0, (cap - ol->cap) * sizeof(char *));
+    ol->cap = cap;
+  }
+  free(ol->summaries[k]);
+  free(ol->jobs[k]);
+  ol->summaries[k] = strndup(sum->data, sum->len);
+  ol->jobs[k] = ol->refusals != NULL ? strndup(line, len) : NULL;
+  if (ol->summaries[k] == NULL || (ol->refusals != NULL && ol->jobs[k] == NULL))
+    return TALLY_ENOMEM;
+  return 0;
+}
+
+/* A line that is a result (as tally score or tally results print it:
+ * "score" and "max_score", no evaluations) rather than a job: its sample
+ * is its scores, with the category and threshold of its task's config;
+ * it carries no response, so no failure. Returns 1 (kept, or counted),
+ * 0 when the line is not a result, or TALLY_ENOMEM. */
+static int result_line(offline_t *ol, const char *line, size_t len) {
+  cJSON *r = cJSON_ParseWithLength(line, len);
+  const cJSON *m[7];
+  static const char *const keys[] = {"score",       "max_score", "submission",
+                                     "participant", "task",      "contest",
+                                     "error"};
+  for (size_t i = 0; i < 7; i++)
+    m[i] = cJSON_GetObjectItemCaseSensitive(r, keys[i]);
+  bool job = cJSON_GetObjectItemCaseSensitive(r, "evaluations") != NULL ||
+             cJSON_GetObjectItemCaseSensitive(r, "answer") != NULL ||
+             cJSON_GetObjectItemCaseSensitive(r, "run") != NULL ||
+             cJSON_GetObjectItemCaseSensitive(r, "compilation") != NULL;
+  bool result =
+      cJSON_IsObject(r) && !job &&
+      ((cJSON_IsNumber(m[0]) && cJSON_IsNumber(m[1])) || cJSON_IsString(m[6]));
+  if (!result) {
+    cJSON_Delete(r);
+    return 0;
+  }
+  char b1[64], b2[64], b3[64], b4[64];
+  const char *id = report_id_text(m[2], b1, sizeof(b1));
+  const char *user = report_id_text(m[3], b2, sizeof(b2));
+  const char *task = report_id_text(m[4], b3, sizeof(b3));
+  const char *contest = report_id_text(m[5], b4, sizeof(b4));
+  int rc = 1;
+  if (id == NULL || user == NULL || task == NULL) {
+    ol->anonymous++;
+  } else if (cJSON_IsString(m[6])) {
+    ol->result_errors++; /* a job that could not be scored */
+  } else {
+    const tally_task_t *t = tally_taskset_find(ol->tasks, task);
+    tally_buf_t sum;
+    tally_buf_init(&sum);
+    tally_buf_puts(&sum, "{\"submission\":");
+    tally_json_str(&sum, id);
+    tally_buf_puts(&sum, ",\"participant\":");
+    tally_json_str(&sum, user);
+    tally_buf_puts(&sum, ",\"contest\":");
+    /* A result names no contest: it belongs to the one reported. */
+    tally_json_str(&sum, contest != NULL          ? contest
+                         : ol->o->contest != NULL ? ol->o->contest
+                                                  : "default");
+    tally_buf_puts(&sum, ",\"task\":");
+    tally_json_str(&sum, task);
+    tally_buf_puts(&sum, ",\"score\":");
+    tally_json_num(&sum, m[0]->valuedouble);
+    tally_buf_puts(&sum, ",\"max_score\":");
+    tally_json_num(&sum, m[1]->valuedouble);
+    tally_buf_puts(&sum, ",\"sample\":{\"category\":");
+    tally_json_str(&sum,
+                   t != NULL && t->category != NULL ? t->category : "unknown");
+    tally_buf_puts(&sum, ",\"correct_threshold\":");
+    tally_json_num(
+        &sum, t != NULL && t->correct_threshold > 0 ? t->correct_threshold : 1);
+    tally_buf_puts(&sum, ",\"failure\":null}}");
+    if (sum.oom || keep(ol, id, &sum, line, len) != 0)
+      rc = TALLY_ENOMEM;
+    tally_buf_close(&sum);
+  }
+  cJSON_Delete(r);
+  return rc;
+}
 
 static int offline_line(void *ctx, char *line, size_t len,
                         unsigned long lineno) {
@@ -309,10 +409,16 @@ static int offline_line(void *ctx, char *line, size_t len,
   len = cli_trim_end(line, len);
   if (len == 0)
     return 0;
+  int rc = result_line(ol, line, len);
+  if (rc != 0) {
+    if (rc == TALLY_ENOMEM)
+      fprintf(stderr, "tally: out of memory\n");
+    return rc < 0 ? rc : 0;
+  }
   tally_buf_t out, sum;
   tally_buf_init(&out);
   tally_buf_init(&sum);
-  int rc = tally_engine_score(ol->e, line, len, NULL, &out);
+  rc = tally_engine_score(ol->e, line, len, NULL, &out);
   if (rc == 0)
     rc = tally_engine_summary(ol->e, &sum);
   else if (rc != TALLY_ENOMEM) {
@@ -327,37 +433,8 @@ static int offline_line(void *ctx, char *line, size_t len,
       j->keys_ok ? report_id_text(j->submission, idbuf, sizeof(idbuf)) : NULL;
   if (rc == 0 && (id == NULL || sum.len == 0))
     ol->anonymous++;
-  if (rc == 0 && id != NULL && sum.len > 0 && !out.oom && !sum.oom) {
-    uint32_t k = report_intern(&ol->ids, id);
-    if (k == UINT32_MAX) {
-      rc = TALLY_ENOMEM;
-    } else {
-      if (k >= ol->cap) {
-        size_t cap = ol->cap ? ol->cap * 2 : 1024;
-        char **s = realloc(ol->summaries, cap * sizeof(*s));
-        if (s != NULL)
-          ol->summaries = s;
-        char **jb = s != NULL ? realloc(ol->jobs, cap * sizeof(*jb)) : NULL;
-        if (jb != NULL) {
-          ol->jobs = jb;
-          memset(ol->summaries + ol->cap, 0, (cap - ol->cap) * sizeof(char *));
-          memset(ol->jobs + ol->cap, 0, (cap - ol->cap) * sizeof(char *));
-          ol->cap = cap;
-        } else {
-          rc = TALLY_ENOMEM;
-        }
-      }
-      if (rc == 0) {
-        free(ol->summaries[k]);
-        free(ol->jobs[k]);
-        ol->summaries[k] = strndup(sum.data, sum.len);
-        ol->jobs[k] = ol->refusals != NULL ? strndup(line, len) : NULL;
-        if (ol->summaries[k] == NULL ||
-            (ol->refusals != NULL && ol->jobs[k] == NULL))
-          rc = TALLY_ENOMEM;
-      }
-    }
-  }
+  if (rc == 0 && id != NULL && sum.len > 0 && !out.oom && !sum.oom)
+    rc = keep(ol, id, &sum, line, len);
   if (out.oom || sum.oom)
     rc = TALLY_ENOMEM;
   tally_buf_close(&out);
@@ -374,8 +451,11 @@ static int read_offline(cli_t *c, int nfiles, char **files,
                         size_t nrefusals, report_data_t *d) {
   tally_engine_t e;
   tally_engine_init(&e, &c->tasks);
-  offline_t ol = {
-      .e = &e, .o = o, .refusals = refusals, .nrefusals = nrefusals};
+  offline_t ol = {.e = &e,
+                  .tasks = &c->tasks,
+                  .o = o,
+                  .refusals = refusals,
+                  .nrefusals = nrefusals};
   int status = 0;
   for (int i = 0; i < nfiles && status == 0; i++) {
     FILE *f = strcmp(files[i], "-") == 0 ? stdin : fopen(files[i], "r");
@@ -403,6 +483,7 @@ static int read_offline(cli_t *c, int nfiles, char **files,
       status = EXIT_JOB_FAILED;
     }
   }
+  d->unscored += ol.result_errors;
   if (ol.anonymous > 0)
     fprintf(stderr,
             "tally: %ld jobs left out: a sample names its submission and "

@@ -27,22 +27,21 @@ static const char *const valid[] = {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  report_opts_t o = {.k = {1, 2, 50}, .nk = 3, .resamples = 20, .seed = 7,
-                     .confidence = 0.9};
+  report_opts_t o = {
+      .k = {1, 2, 50}, .nk = 3, .resamples = 20, .seed = 7, .confidence = 0.9};
   const char *const mine[] = {"cannot", "\xc3\xa9", NULL};
   bool refuse = size > 0 && (data[0] & 1);
   report_data_t d;
   report_data_init(&d);
   char err[256];
   for (size_t i = 0; i < 2; i++)
-    report_add_summary(&d, &o, valid[i], strlen(valid[i]), "v", NULL, 0,
-                       NULL, 0, err, sizeof(err));
+    report_add_summary(&d, &o, valid[i], strlen(valid[i]), "v", NULL, 0, NULL,
+                       0, err, sizeof(err));
   /* A copy, so that ASan sees any read past the end. */
   char *text = malloc(size ? size : 1);
   memcpy(text, data, size);
-  int rc = report_add_summary(&d, &o, text, size, "fuzz",
-                              refuse ? mine : NULL, refuse ? 2 : 0, text,
-                              size, err, sizeof(err));
+  int rc = report_add_summary(&d, &o, text, size, "fuzz", refuse ? mine : NULL,
+                              refuse ? 2 : 0, text, size, err, sizeof(err));
   if (rc != 0 && rc != TALLY_EJOB)
     abort();
   if (rc == TALLY_EJOB && memchr(err, '\0', sizeof(err)) == NULL)
