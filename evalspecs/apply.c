@@ -538,6 +538,12 @@ static void boolean_assert(const char *actual, const char *expected,
 
 int tally__es_json_path(const char *actual, const char *expected,
                         tally_es_outcome_t *o);
+int tally__es_bleu(const tally_es_validator_t *v, const char *actual,
+                   const char *expected, tally_es_outcome_t *o);
+int tally__es_rouge(const tally_es_validator_t *v, const char *actual,
+                    const char *expected, tally_es_outcome_t *o);
+int tally__es_chrf(const tally_es_validator_t *v, const char *actual,
+                   const char *expected, tally_es_outcome_t *o);
 int tally__es_json_schema(const char *actual, const char *expected,
                           tally_es_outcome_t *o);
 
@@ -573,6 +579,15 @@ int tally_es_apply(const tally_es_validator_t *v, const char *actual,
     tally__es_json_path(actual, expected, o);
   } else if (strcmp(t, "json_schema") == 0) {
     tally__es_json_schema(actual, expected, o);
+  } else if (strcmp(t, "bleu_score") == 0) {
+    if (tally__es_bleu(v, actual, expected, o) != 0)
+      return TALLY_ENOMEM;
+  } else if (strcmp(t, "rouge_score") == 0) {
+    if (tally__es_rouge(v, actual, expected, o) != 0)
+      return TALLY_ENOMEM;
+  } else if (strcmp(t, "chrf_score") == 0) {
+    if (tally__es_chrf(v, actual, expected, o) != 0)
+      return TALLY_ENOMEM;
   } else {
     o->verdict = TALLY_ES_VERROR;
     char *q = tally_go_quoted(t);

@@ -96,13 +96,21 @@ static const char *classify(const tally_es_vresult_t *v) {
   }
   if (v->state == TALLY_ES_UNAVAILABLE_STATE)
     return "unavailable";
-  /* An error the pack's author made, or tally's. */
+  /* An error the pack's author made, or tally's (or, for code_execution,
+   * the platform's: infra_error). */
   char *r = strdup(v->reason);
   if (r == NULL)
     return "evaluator_error";
   for (char *p = r; *p; p++)
     if (*p >= 'A' && *p <= 'Z')
       *p = (char)(*p - 'A' + 'a');
+  if (v->decl != NULL && v->decl->type_name != NULL &&
+      strcmp(v->decl->type_name, "code_execution") == 0) {
+    bool pack = strncmp(r, "parse code_execution config", 27) == 0 ||
+                strstr(r, "pass_at_k requires") != NULL;
+    free(r);
+    return pack ? "pack_error" : "infra_error";
+  }
   static const char *const contains[] = {
       "invalid regex pattern", "unsupported comparator", " config is required",
       "unsupported match_mode", "unsupported validator type"};
@@ -119,6 +127,14 @@ static const char *classify(const tally_es_vresult_t *v) {
       "parse numeric_match config",
       "parse normalized_match config",
       "parse token_f1 config",
+      "parse math_equivalence config",
+      "parse bleu_score config",
+      "parse bleu_score references",
+      "parse rouge_score config",
+      "parse rouge_score references",
+      "parse chrf_score config",
+      "parse chrf_score references",
+      "parse tool_call_assertion config",
       "parse json schema",
       "resolve json schema",
       "parse json_path_match expectation",

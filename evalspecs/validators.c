@@ -295,6 +295,100 @@ static int token_f1_parse(const cJSON *config, void **state, tally_diag_t *d,
   return rc;
 }
 
+/* bleu_score, rouge_score, chrf_score: the members of each, then the
+ * reference's checks. */
+static int gen_parse(const cJSON *config, void **state, tally_diag_t *d,
+                     tally_jpath_t *path, int kind) {
+  static const cfield_t bleu[] = {
+      {"threshold", C_NUM},         {"max_ngram", C_INT},  {"smoothing", C_STR},
+      {"case_insensitive", C_BOOL}, {"normalize", C_BOOL}, {NULL, C_NUM}};
+  static const cfield_t rouge[] = {
+      {"threshold", C_NUM},         {"variant", C_STR},    {"beta", C_NUM},
+      {"case_insensitive", C_BOOL}, {"normalize", C_BOOL}, {NULL, C_NUM}};
+  static const cfield_t chrf[] = {
+      {"threshold", C_NUM},         {"char_order", C_INT}, {"beta", C_NUM},
+      {"case_insensitive", C_BOOL}, {"normalize", C_BOOL}, {NULL, C_NUM}};
+  const cfield_t *fields = kind == 0 ? bleu : kind == 1 ? rouge : chrf;
+  tally_es_gen_t *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return tally_diag_add(d, path, "out of memory");
+  *state = c;
+  c->max_ngram = 4;
+  c->variant = 2;
+  c->char_order = 6;
+  if (config == NULL)
+    return 0;
+  const cJSON *f[5];
+  int rc = check_members(config, fields, f, d, path);
+  if (rc != 0)
+    return rc;
+  c->case_insensitive = cJSON_IsTrue(f[3]);
+  c->normalize = cJSON_IsTrue(f[4]);
+  rc = threshold_in_range(f[0], &c->has_threshold, &c->threshold, d, path);
+  size_t old;
+  if (kind != 1 && f[1] != NULL) { /* max_ngram, char_order */
+    if (f[1]->valuedouble <= 0) {
+      old = tally_jpath_key(path, fields[1].name);
+      rc = tally_diag_add(d, path, "must be greater than 0");
+      tally_jpath_restore(path, old);
+    } else if (kind == 0) {
+      c->max_ngram = (long long)f[1]->valuedouble;
+    } else {
+      c->char_order = (long long)f[1]->valuedouble;
+    }
+  }
+  if (kind == 0 && f[2] != NULL) { /* smoothing */
+    const char *sm = f[2]->valuestring;
+    if (strcmp(sm, "method1") == 0) {
+      c->method1 = true;
+    } else if (sm[0] != '\0' && strcmp(sm, "none") != 0) {
+      old = tally_jpath_key(path, "smoothing");
+      rc = tally_diag_add(d, path, "must be \"none\" or \"method1\"");
+      tally_jpath_restore(path, old);
+    }
+  }
+  if (kind == 1 && f[1] != NULL && f[1]->valuestring[0] != '\0') {
+    static const char *const variants[] = {"rouge-1", "rouge-2", "rouge-l"};
+    int v = -1;
+    for (int i = 0; i < 3; i++)
+      if (strcmp(f[1]->valuestring, variants[i]) == 0)
+        v = i;
+    if (v < 0) {
+      old = tally_jpath_key(path, "variant");
+      rc = tally_diag_add(d, path,
+                          "must be \"rouge-1\", \"rouge-2\", or \"rouge-l\"");
+      tally_jpath_restore(path, old);
+    } else {
+      c->variant = v;
+    }
+  }
+  if (kind != 0 && f[2] != NULL) { /* beta */
+    c->has_beta = true;
+    c->beta = f[2]->valuedouble;
+    if (c->beta <= 0) {
+      old = tally_jpath_key(path, "beta");
+      rc = tally_diag_add(d, path, "must be greater than 0");
+      tally_jpath_restore(path, old);
+    }
+  }
+  return rc;
+}
+
+static int bleu_parse(const cJSON *config, void **state, tally_diag_t *d,
+                      tally_jpath_t *path) {
+  return gen_parse(config, state, d, path, 0);
+}
+
+static int rouge_parse(const cJSON *config, void **state, tally_diag_t *d,
+                       tally_jpath_t *path) {
+  return gen_parse(config, state, d, path, 1);
+}
+
+static int chrf_parse(const cJSON *config, void **state, tally_diag_t *d,
+                      tally_jpath_t *path) {
+  return gen_parse(config, state, d, path, 2);
+}
+
 #define NEEDS TALLY_ES_NEEDS_EXPECTED
 #define LATER TALLY_ES_NOT_YET
 
@@ -311,9 +405,9 @@ static const tally_es_vtype_t vtypes[] = {
     {"token_f1", NEEDS, token_f1_parse, free},
     /* The next family: known, refused until they are scored. */
     {"math_equivalence", NEEDS | LATER, NULL, NULL},
-    {"bleu_score", NEEDS | LATER, NULL, NULL},
-    {"rouge_score", NEEDS | LATER, NULL, NULL},
-    {"chrf_score", NEEDS | LATER, NULL, NULL},
+    {"bleu_score", NEEDS, bleu_parse, free},
+    {"rouge_score", NEEDS, rouge_parse, free},
+    {"chrf_score", NEEDS, chrf_parse, free},
     {"file_content_match", NEEDS | TALLY_ES_FILE | LATER, NULL, NULL},
     {"file_exists", TALLY_ES_FILE | LATER, NULL, NULL},
     {"file_json_schema", TALLY_ES_FILE | LATER, NULL, NULL},

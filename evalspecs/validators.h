@@ -1,8 +1,8 @@
 /* The validator types of evaluation specs, in a table like comparators:
  * each names its config checks and (validate.c) how it compares an actual
- * value with an expected one. The types the next family adds (generation
- * metrics, math, files, tool calls, code execution) are listed as known
- * but not scored yet, so a spec naming one is refused with that reason. */
+ * value with an expected one. The types not scored yet (math, files, tool
+ * calls, postconditions, code execution) are listed as known, so a spec
+ * naming one is refused with that reason. */
 #ifndef TALLY_ES_VALIDATORS_H
 #define TALLY_ES_VALIDATORS_H
 
@@ -47,6 +47,19 @@ typedef struct tally_es_numeric_s {
   bool has_digits;
   long long significant_digits;
 } tally_es_numeric_t;
+
+/* bleu_score, rouge_score and chrf_score. */
+typedef struct tally_es_gen_s {
+  bool has_threshold;
+  double threshold;
+  long long max_ngram;  /* bleu_score: default 4 */
+  bool method1;         /* bleu_score: smoothing "method1" */
+  int variant;          /* rouge_score: 0 rouge-1, 1 rouge-2, 2 rouge-l */
+  long long char_order; /* chrf_score: default 6 */
+  bool has_beta;
+  double beta;
+  bool case_insensitive, normalize;
+} tally_es_gen_t;
 
 #define TALLY_ES_MAX_STEPS 64
 typedef struct tally_es_pipeline_s {
