@@ -70,6 +70,8 @@ static void on_proc_closed(uv_handle_t *h) {
     uv_close((uv_handle_t *)&r->kill_timer, on_timer_closed);
     return;
   }
+  if (r->opt.on_exited != NULL)
+    r->opt.on_exited(r->opt.data);
   start_next(r);
 }
 

@@ -25,6 +25,10 @@ typedef struct tally_rescore_child_options_s {
   const char *prefix;  /* --prefix */
   const char *plugins; /* --plugins, or NULL */
   tally_log_t *log;
+  /* Called (if not NULL) each time a child has exited and been reaped,
+   * before the next one starts: what it read may go. */
+  void (*on_exited)(void *data);
+  void *data;
 } tally_rescore_child_options_t;
 
 typedef struct tally_rescore_child_s {

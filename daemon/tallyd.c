@@ -47,6 +47,10 @@ typedef struct tallyd_s {
   char snap_root[PATH_MAX]; /* the snapshots of the task configs */
   unsigned snap_gen;
   char *snap; /* what the workers load now */
+  /* Snapshots replaced while a rescore child still reads one: removed
+   * once it has exited. */
+  char **retired;
+  size_t nretired;
   bool stopping;
   int exit_code;
   /* A reload runs in libuv's thread pool (its file I/O must not stall the
@@ -447,6 +451,22 @@ static void on_stale(tally_dispatch_t *d) {
 
 static void start_reload(tallyd_t *t);
 
+/* Removes the snapshots retired while a rescore child ran. */
+static void remove_retired(tallyd_t *t) {
+  for (size_t i = 0; i < t->nretired; i++) {
+    remove_dir(t->retired[i]);
+    free(t->retired[i]);
+  }
+  free(t->retired);
+  t->retired = NULL;
+  t->nretired = 0;
+}
+
+/* A rescore child has exited: the snapshots it could read may go. */
+static void on_rescore_exited(void *data) {
+  remove_retired(data);
+}
+
 /* Puts the checked snapshot at path in force. */
 static void apply_reload(tallyd_t *t, char *path) {
   if (tally_pool_reload(&t->pool, path) != 0) {
@@ -458,10 +478,22 @@ static void apply_reload(tallyd_t *t, char *path) {
     free(path);
     return;
   }
-  /* The workers that loaded the old snapshot hold it in memory. */
+  /* The workers that loaded the old snapshot hold it in memory; a rescore
+   * child still running may still be reading it. */
   char old[PATH_MAX];
   snapshot_dir(t, t->snap, old, sizeof(old));
-  remove_dir(old);
+  char **grown = t->rescore_child_up && t->resc.running
+                     ? realloc(t->retired, (t->nretired + 1) * sizeof(char *))
+                     : NULL;
+  if (grown != NULL) {
+    t->retired = grown;
+    if ((t->retired[t->nretired] = strdup(old)) != NULL)
+      t->nretired++;
+    else
+      remove_dir(old);
+  } else {
+    remove_dir(old);
+  }
   free(t->snap);
   t->snap = path;
   tally_log(&t->log, TALLY_LOG_INFO, "reload",
@@ -667,6 +699,8 @@ static int start(tallyd_t *t) {
         .prefix = t->set.prefix,
         .plugins = t->set.plugins,
         .log = &t->log,
+        .on_exited = on_rescore_exited,
+        .data = t,
     };
     int rc = tally_rescore_child_init(t->loop, &t->resc, &ro);
     if (rc == 0) {
@@ -772,6 +806,7 @@ int main(int argc, char **argv) {
   }
   if (t.exit_code == 0)
     tally_log(&t.log, TALLY_LOG_INFO, "stop", "bye");
+  remove_retired(&t);
   if (t.snap != NULL) {
     char dir[PATH_MAX];
     snapshot_dir(&t, t.snap, dir, sizeof(dir));

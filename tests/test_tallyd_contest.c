@@ -594,6 +594,51 @@ Test(tallyd_contest, runs_the_rescore_child_at_start_and_after_each_reload) {
   stop_daemon();
 }
 
+static int log_count(const char *text);
+
+/* A reload replaces the snapshot a running rescore child reads: the old
+ * one stays until that child has exited (it used to be removed at once,
+ * and a slow child then failed to read its configs: exit status 2). */
+Test(tallyd_contest, keeps_the_snapshot_a_running_rescore_reads) {
+  char tally[400], record[400];
+  snprintf(tally, sizeof(tally), "%s/slow-tally", server.dir);
+  snprintf(record, sizeof(record), "%s/runs", server.dir);
+  char script[2048];
+  snprintf(script, sizeof(script),
+           "#!/bin/sh\necho \"start $*\" >> %s\nsleep 1\n"
+           "prev=; tasks=; for a in \"$@\"; do [ \"$prev\" = --tasks ] && "
+           "tasks=$a; prev=$a; done\n"
+           "if ls \"$tasks\"/*.json >/dev/null 2>&1; then echo there >> %s; "
+           "exit 0; fi\necho gone >> %s\nexit 4\n",
+           record, record, record);
+  FILE *f = fopen(tally, "w");
+  cr_assert_not_null(f);
+  fputs(script, f);
+  fclose(f);
+  cr_assert_eq(chmod(tally, 0755), 0);
+  const char *args[] = {"--tally", tally, NULL};
+  start_daemon(args);
+  wait_log_count("rescore.start", 1);
+  td_write_file(tasks, "gamma.json",
+                "{\"name\":\"gamma\",\"score_type\":\"Sum\","
+                "\"score_type_parameters\":20,\"testcases\":{\"p\":true,"
+                "\"q\":false}}");
+  td_signal(&daemon_, SIGHUP);
+  wait_log("workers are being replaced");
+  wait_log_count("rescore.start", 2);
+  int ended = 0;
+  for (int waited = 0; waited < WAIT_MS && ended < 2; waited += 100) {
+    ended = log_count("rescore.done") + log_count("rescore.failed");
+    td_sleep_ms(100);
+  }
+  char *text = runs(record);
+  require(count(text, "there") == 2 && count(text, "gone") == 0,
+          "each child read its snapshot: %s", text);
+  free(text);
+  require(!td_log_has(&daemon_, "rescore.failed"), "no rescore failed");
+  stop_daemon();
+}
+
 Test(tallyd_contest, runs_no_rescore_after_a_reload_with_a_broken_config) {
   char tally[400], record[400];
   stand_in(tally, sizeof(tally), record, sizeof(record), 0);
