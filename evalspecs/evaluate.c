@@ -170,6 +170,9 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
   const tally_es_validator_t *d = &e->spec->validators[i];
   tally_es_vresult_t *r = &e->validators[i];
   r->decl = d;
+  /* Scored from the tool-call trace, not from references. */
+  if (strcmp(d->type_name, "tool_call_assertion") == 0)
+    return tally__es_tool_calls(&e->ev, d, r);
   const tally_es_uuid_t *ac = NULL, *xc = NULL;
   int got = tally_es_resolve(&e->ev, d->target, value, reason, &ac);
   if (got < 0)

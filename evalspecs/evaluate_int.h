@@ -27,6 +27,11 @@ bool tally__es_model_cost(const tally_es_evidence_t *ev,
                           const tally_es_spec_t *s, double *usd, char **why,
                           cJSON **meta);
 
+/* Scores a tool_call_assertion validator v over ev's tool-call trace
+ * into r (toolcalls.c). Returns 0 or TALLY_ENOMEM. */
+int tally__es_tool_calls(const tally_es_evidence_t *ev,
+                         const tally_es_validator_t *v, tally_es_vresult_t *r);
+
 /* Collects metric m (its decl set) of the run e scores. */
 void tally__es_metric(tally_es_eval_t *e, tally_es_mresult_t *m);
 

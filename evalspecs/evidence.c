@@ -260,7 +260,7 @@ int tally_es_evidence_build(tally_es_evidence_t *ev,
                           : "case evidence is ambiguous across multiple cases";
   double in_calls = 0, out_calls = 0, total_calls = 0;
   bool from_calls = false;
-  size_t ucap = 0, mcap = 0, scap = 0, ccap = 0;
+  size_t ucap = 0, mcap = 0, scap = 0, ccap = 0, tcap = 0;
   /* Steps started, by index: the last start of each. */
   typedef struct {
     int64_t index;
@@ -386,7 +386,29 @@ int tally_es_evidence_build(tally_es_evidence_t *ev,
             cJSON_IsObject(res) ? tally_go_member(res, "is_error") : NULL;
         if (cJSON_IsBool(is_error))
           failed = cJSON_IsTrue(is_error) || failed;
+        if (ev->tool_calls_traced == tcap) {
+          size_t cap = tcap ? tcap * 2 : 16;
+          tally_es_call_t *grown = realloc(ev->calls, cap * sizeof(*grown));
+          if (grown == NULL) {
+            rc = TALLY_ENOMEM;
+            break;
+          }
+          ev->calls = grown;
+          tcap = cap;
+        }
+        tally_es_call_t *call = &ev->calls[ev->tool_calls_traced];
+        const cJSON *args = tally_go_member(p, "arguments");
+        call->tool = tally_go_trimmed(s);
+        call->args =
+            args != NULL ? cJSON_Duplicate(args, true) : cJSON_CreateObject();
+        call->failed = failed;
+        call->seq = e->seq;
+        call->event_type = t;
         ev->tool_calls_traced++;
+        if (call->tool == NULL || call->args == NULL) {
+          rc = TALLY_ENOMEM;
+          break;
+        }
         if (failed)
           ev->failures++;
       } else if (failed) {
@@ -473,6 +495,11 @@ int tally_es_evidence_build(tally_es_evidence_t *ev,
 }
 
 void tally_es_evidence_free(tally_es_evidence_t *ev) {
+  for (size_t i = 0; ev->calls != NULL && i < ev->tool_calls_traced; i++) {
+    free(ev->calls[i].tool);
+    cJSON_Delete(ev->calls[i].args);
+  }
+  free(ev->calls);
   free(ev->challenge_input);
   free(ev->usage);
   free(ev->models);

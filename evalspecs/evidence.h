@@ -42,6 +42,16 @@ typedef struct tally_es_opt_num_s {
   double v;
 } tally_es_num_t;
 
+/* One entry of the tool-call trace: a tool.call.completed or
+ * tool.call.failed event that names its tool, in event order. */
+typedef struct tally_es_call_s {
+  char *tool;  /* trimmed; owned */
+  cJSON *args; /* the arguments (an empty object when absent); owned */
+  bool failed; /* a failed event, or result.is_error */
+  int64_t seq;
+  const char *event_type;
+} tally_es_call_t;
+
 typedef struct tally_es_evidence_s {
   const tally_es_run_t *run;
   const char *final_output; /* NULL: unavailable */
@@ -56,6 +66,7 @@ typedef struct tally_es_evidence_s {
   int64_t failures;
   tally_es_num_t input_tokens, output_tokens, total_tokens, tool_calls;
   size_t tool_calls_traced; /* tool call events that name their tool */
+  tally_es_call_t *calls;   /* the trace, tool_calls_traced of them */
   double race_tokens;
   tally_es_usage_t *usage; /* by provider then model */
   size_t nusage;

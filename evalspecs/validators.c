@@ -4,6 +4,7 @@
 #include "evalspecs/validators.h"
 #include "config/error.h"
 #include "config/json.h"
+#include "evalspecs/gojson.h"
 #include "evalspecs/gostr.h"
 
 #include <math.h>
@@ -23,7 +24,7 @@ const char *const tally_es_step_names[] = {"trim",
                                            NULL};
 
 /* One member a config may have. */
-typedef enum { C_NUM, C_BOOL, C_STR, C_INT, C_STRS } ckind_t;
+typedef enum { C_NUM, C_BOOL, C_STR, C_INT, C_STRS, C_ANY } ckind_t;
 
 typedef struct cfield_s {
   const char *name;
@@ -72,6 +73,10 @@ static int check_members(const cJSON *config, const cfield_t *fields,
       case C_STR:
         ok = cJSON_IsString(m);
         want = "a string";
+        break;
+      case C_ANY:
+        ok = true;
+        want = "";
         break;
       default:
         ok = cJSON_IsArray(m);
@@ -389,6 +394,140 @@ static int chrf_parse(const cJSON *config, void **state, tally_diag_t *d,
   return gen_parse(config, state, d, path, 2);
 }
 
+/* tool_call_assertion */
+
+static void tool_free(void *p) {
+  tally_es_tool_t *c = p;
+  if (c == NULL)
+    return;
+  free(c->tool_name);
+  cJSON_Delete(c->args);
+  for (size_t i = 0; i < c->nordered; i++)
+    free(c->ordered[i]);
+  free(c->ordered);
+  free(c->order_mode);
+  free(c);
+}
+
+/* An error at path.sub (sub NULL: path itself). */
+static int sub_error(tally_diag_t *d, tally_jpath_t *path, const char *sub,
+                     const char *msg) {
+  size_t old = sub != NULL ? tally_jpath_key(path, sub) : path->len;
+  int rc = tally_diag_add(d, path, "%s", msg);
+  tally_jpath_restore(path, old);
+  return rc;
+}
+
+static int tool_parse(const cJSON *config, void **state, tally_diag_t *d,
+                      tally_jpath_t *path) {
+  static const cfield_t fields[] = {{"tool_name", C_STR},
+                                    {"must_call", C_BOOL},
+                                    {"count", C_INT},
+                                    {"min_count", C_INT},
+                                    {"max_count", C_INT},
+                                    {"arguments_contain", C_ANY},
+                                    {"ordered_tools", C_STRS},
+                                    {"order_mode", C_STR},
+                                    {NULL, C_NUM}};
+  tally_es_tool_t *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return tally_diag_add(d, path, "out of memory");
+  *state = c;
+  c->must_call = -1;
+  if (config == NULL)
+    return tally_diag_add(d, path, "tool_call_assertion config is required");
+  const cJSON *f[8];
+  int rc = check_members(config, fields, f, d, path);
+  if (rc != 0)
+    return rc;
+  c->tool_name = tally_go_trimmed(f[0] != NULL ? f[0]->valuestring : "");
+  c->order_mode = tally_go_trimmed(f[7] != NULL ? f[7]->valuestring : "");
+  if (c->tool_name == NULL || c->order_mode == NULL)
+    return tally_diag_add(d, path, "out of memory");
+  if (f[1] != NULL)
+    c->must_call = cJSON_IsTrue(f[1]);
+  const cJSON *counts[3] = {f[2], f[3], f[4]};
+  bool *has[3] = {&c->has_count, &c->has_min, &c->has_max};
+  long long *vals[3] = {&c->count, &c->min, &c->max};
+  static const char *const names[3] = {"count", "min_count", "max_count"};
+  for (int i = 0; i < 3; i++) {
+    if (counts[i] == NULL)
+      continue;
+    *has[i] = true;
+    *vals[i] = (long long)counts[i]->valuedouble;
+    if (*vals[i] < 0)
+      rc = sub_error(d, path, names[i], "must be greater than or equal to 0");
+  }
+  if (c->has_count && (c->has_min || c->has_max))
+    rc = sub_error(d, path, "count",
+                   "cannot be combined with min_count or max_count");
+  if (c->has_min && c->has_max && c->min > c->max)
+    rc = sub_error(d, path, "min_count",
+                   "must be less than or equal to "
+                   "max_count");
+  if (c->must_call >= 0 && (c->has_count || c->has_min || c->has_max)) {
+    if (c->must_call && c->has_count && c->count == 0)
+      rc = sub_error(d, path, "must_call", "cannot be true when count is 0");
+    if (c->must_call && c->has_max && c->max == 0)
+      rc =
+          sub_error(d, path, "must_call", "cannot be true when max_count is 0");
+    if (!c->must_call && c->has_count && c->count > 0)
+      rc = sub_error(d, path, "must_call",
+                     "cannot be false when count is greater than 0");
+    if (!c->must_call && c->has_min && c->min > 0)
+      rc = sub_error(d, path, "must_call",
+                     "cannot be false when min_count is greater than 0");
+  }
+  bool args_set = tally_go_member(config, "arguments_contain") != NULL;
+  if (args_set) {
+    const cJSON *a = tally_go_member(config, "arguments_contain");
+    if (!cJSON_IsObject(a))
+      rc = sub_error(d, path, "arguments_contain", "must be a JSON object");
+    else if ((c->args = cJSON_Duplicate(a, true)) == NULL)
+      return tally_diag_add(d, path, "out of memory");
+  }
+  if (f[6] != NULL) {
+    int n = cJSON_GetArraySize(f[6]);
+    c->ordered = calloc((size_t)n + 1, sizeof(char *));
+    if (c->ordered == NULL)
+      return tally_diag_add(d, path, "out of memory");
+    size_t i = 0;
+    for (const cJSON *e = f[6]->child; e != NULL; e = e->next, i++) {
+      c->ordered[i] = tally_go_trimmed(cJSON_IsString(e) ? e->valuestring : "");
+      c->nordered = i + 1;
+      if (c->ordered[i] == NULL)
+        return tally_diag_add(d, path, "out of memory");
+      if (c->ordered[i][0] == '\0') {
+        size_t old = tally_jpath_key(path, "ordered_tools");
+        size_t at = tally_jpath_index(path, i);
+        rc = tally_diag_add(d, path, "must not be empty");
+        tally_jpath_restore(path, at);
+        tally_jpath_restore(path, old);
+      }
+    }
+  }
+  if (c->order_mode[0] == '\0' && c->nordered > 0) {
+    free(c->order_mode);
+    if ((c->order_mode = strdup("subsequence")) == NULL)
+      return tally_diag_add(d, path, "out of memory");
+  }
+  if (c->order_mode[0] != '\0') {
+    if (strcmp(c->order_mode, "subsequence") != 0 &&
+        strcmp(c->order_mode, "exact") != 0)
+      rc = sub_error(d, path, "order_mode",
+                     "must be \"subsequence\" or \"exact\"");
+    if (c->nordered == 0)
+      rc = sub_error(d, path, "ordered_tools",
+                     "is required when order_mode is set");
+  }
+  if (c->tool_name[0] == '\0' && c->must_call < 0 && !c->has_count &&
+      !c->has_min && !c->has_max && !args_set && c->nordered == 0)
+    rc = sub_error(d, path, NULL,
+                   "must declare at least one tool call "
+                   "assertion");
+  return rc;
+}
+
 #define NEEDS TALLY_ES_NEEDS_EXPECTED
 #define LATER TALLY_ES_NOT_YET
 
@@ -413,7 +552,7 @@ static const tally_es_vtype_t vtypes[] = {
     {"file_json_schema", TALLY_ES_FILE | LATER, NULL, NULL},
     {"directory_structure", TALLY_ES_FILE | LATER, NULL, NULL},
     {"code_execution", TALLY_ES_FILE | LATER, NULL, NULL},
-    {"tool_call_assertion", LATER, NULL, NULL},
+    {"tool_call_assertion", 0, tool_parse, tool_free},
     {"postcondition", TALLY_ES_FILE | LATER, NULL, NULL},
 };
 

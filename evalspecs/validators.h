@@ -61,6 +61,19 @@ typedef struct tally_es_gen_s {
   bool case_insensitive, normalize;
 } tally_es_gen_t;
 
+/* tool_call_assertion. */
+typedef struct tally_es_tool_s {
+  char *tool_name; /* trimmed; "" for none */
+  int must_call;   /* -1 not given, else 0 or 1 */
+  bool has_count, has_min, has_max;
+  long long count, min, max;
+  cJSON *args;    /* arguments_contain (an object), or NULL */
+  char **ordered; /* ordered_tools, trimmed */
+  size_t nordered;
+  char *order_mode; /* trimmed; "subsequence" by default with ordered_tools,
+                       else "" */
+} tally_es_tool_t;
+
 #define TALLY_ES_MAX_STEPS 64
 typedef struct tally_es_pipeline_s {
   int steps[TALLY_ES_MAX_STEPS]; /* tally_es_step_t */
