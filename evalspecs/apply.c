@@ -538,6 +538,8 @@ static void boolean_assert(const char *actual, const char *expected,
 
 int tally__es_json_path(const char *actual, const char *expected,
                         tally_es_outcome_t *o);
+int tally__es_files(const tally_es_validator_t *v, const char *actual,
+                    const char *expected, tally_es_outcome_t *o);
 int tally__es_bleu(const tally_es_validator_t *v, const char *actual,
                    const char *expected, tally_es_outcome_t *o);
 int tally__es_rouge(const tally_es_validator_t *v, const char *actual,
@@ -579,6 +581,12 @@ int tally_es_apply(const tally_es_validator_t *v, const char *actual,
     tally__es_json_path(actual, expected, o);
   } else if (strcmp(t, "json_schema") == 0) {
     tally__es_json_schema(actual, expected, o);
+  } else if (strcmp(t, "file_exists") == 0 ||
+             strcmp(t, "file_content_match") == 0 ||
+             strcmp(t, "file_json_schema") == 0 ||
+             strcmp(t, "directory_structure") == 0) {
+    if (tally__es_files(v, actual, expected, o) != 0)
+      return TALLY_ENOMEM;
   } else if (strcmp(t, "bleu_score") == 0) {
     if (tally__es_bleu(v, actual, expected, o) != 0)
       return TALLY_ENOMEM;

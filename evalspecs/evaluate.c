@@ -183,6 +183,33 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
     r->raw = raw_state(r->state, r->reason ? r->reason : "");
     return r->reason == NULL || r->raw == NULL ? TALLY_ENOMEM : 0;
   }
+  /* A file_exists target that is unavailable is a file that does not
+   * exist: a verdict, not missing evidence. */
+  if (got != TALLY_ES_FOUND && strcmp(d->type_name, "file_exists") == 0) {
+    r->challenge = ac;
+    r->case_id = tally__es_case_of(&e->ev, ac);
+    r->source = source_of(&e->ev, d->target);
+    tally_buf_reset(&o->reason);
+    tally__es_file_exists_unavailable(d, o);
+    r->state = TALLY_ES_AVAILABLE;
+    r->has_verdict = true;
+    r->verdict = o->verdict;
+    r->has_score = o->has_score;
+    r->score = o->score;
+    r->reason = strdup(tally_buf_text(&o->reason));
+    cJSON *raw = cJSON_CreateObject();
+    if (raw == NULL || r->reason == NULL) {
+      cJSON_Delete(raw);
+      return TALLY_ENOMEM;
+    }
+    cJSON_AddStringToObject(raw, "state", state_name(r->state));
+    cJSON_AddStringToObject(raw, "verdict", verdict_name(r->verdict));
+    cJSON_AddNumberToObject(raw, "normalized_score", r->score);
+    cJSON_AddStringToObject(raw, "reason", r->reason);
+    cJSON_AddStringToObject(raw, "target", d->target);
+    r->raw = raw;
+    return 0;
+  }
   bool needs = (d->type->flags & TALLY_ES_NEEDS_EXPECTED) != 0;
   int xgot = TALLY_ES_FOUND;
   if (needs) {

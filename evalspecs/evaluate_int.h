@@ -2,6 +2,7 @@
 #ifndef TALLY_ES_EVALUATE_INT_H
 #define TALLY_ES_EVALUATE_INT_H
 
+#include "evalspecs/apply.h"
 #include "evalspecs/evaluate.h"
 
 /* A new string of printf's fmt; NULL when out of memory. */
@@ -31,6 +32,13 @@ bool tally__es_model_cost(const tally_es_evidence_t *ev,
  * into r (toolcalls.c). Returns 0 or TALLY_ENOMEM. */
 int tally__es_tool_calls(const tally_es_evidence_t *ev,
                          const tally_es_validator_t *v, tally_es_vresult_t *r);
+
+/* The file validators (files.c): applied to what the target resolved to,
+ * and file_exists's verdict when it resolved to nothing. */
+int tally__es_files(const tally_es_validator_t *v, const char *actual,
+                    const char *expected, tally_es_outcome_t *o);
+void tally__es_file_exists_unavailable(const tally_es_validator_t *v,
+                                       tally_es_outcome_t *o);
 
 /* Collects metric m (its decl set) of the run e scores. */
 void tally__es_metric(tally_es_eval_t *e, tally_es_mresult_t *m);

@@ -280,7 +280,7 @@ static void decode_object(dec_t *dc, const cJSON *v, const field_t *fields,
       f++;
     if (f->name == NULL)
       fail(dc, "unknown key");
-    else if (!cJSON_IsNull(m))
+    else if (!cJSON_IsNull(m) || f->type == F_RAW) /* a raw null is "null" */
       decode_member(dc, f, m, obj);
     tally_jpath_restore(dc->path, old);
   }

@@ -255,6 +255,10 @@ static const tally_es_check_t *find_check(const tally_es_spec_t *s,
   return NULL;
 }
 
+static bool tool_type(const tally_es_validator_t *v) {
+  return strcmp(v->type_name, "tool_call_assertion") == 0;
+}
+
 static void check_validators(checker_t *c, tally_es_spec_t *s, keyset_t *keys) {
   for (size_t i = 0; i < s->nvalidators; i++) {
     tally_es_validator_t *v = &s->validators[i];
@@ -279,7 +283,11 @@ static void check_validators(checker_t *c, tally_es_spec_t *s, keyset_t *keys) {
       int n = snprintf(p.buf + p.len, room, "%s%s", p.len ? "." : "", sub);
       p.len =
           n < 0 || (size_t)n >= room ? sizeof(p.buf) - 1 : p.len + (size_t)n;
-      if (v->type->parse(v->config, &v->state, c->d, &p) != 0)
+      /* A null config reads as none, but for tool_call_assertion, whose
+       * empty config and missing config are different errors. */
+      const cJSON *cfg =
+          cJSON_IsNull(v->config) && !tool_type(v) ? NULL : v->config;
+      if (v->type->parse(cfg, &v->state, c->d, &p) != 0)
         c->rc = TALLY_ECONFIG;
     }
     bool tool = strcmp(v->type_name, "tool_call_assertion") == 0;

@@ -436,8 +436,9 @@ static int tool_parse(const cJSON *config, void **state, tally_diag_t *d,
   c->must_call = -1;
   if (config == NULL)
     return tally_diag_add(d, path, "tool_call_assertion config is required");
-  const cJSON *f[8];
-  int rc = check_members(config, fields, f, d, path);
+  const cJSON *f[8] = {NULL};
+  /* A null config decodes to an empty one. */
+  int rc = cJSON_IsNull(config) ? 0 : check_members(config, fields, f, d, path);
   if (rc != 0)
     return rc;
   c->tool_name = tally_go_trimmed(f[0] != NULL ? f[0]->valuestring : "");
@@ -478,7 +479,8 @@ static int tool_parse(const cJSON *config, void **state, tally_diag_t *d,
       rc = sub_error(d, path, "must_call",
                      "cannot be false when min_count is greater than 0");
   }
-  bool args_set = tally_go_member(config, "arguments_contain") != NULL;
+  bool args_set = cJSON_IsObject(config) &&
+                  tally_go_member(config, "arguments_contain") != NULL;
   if (args_set) {
     const cJSON *a = tally_go_member(config, "arguments_contain");
     if (!cJSON_IsObject(a))
@@ -547,10 +549,10 @@ static const tally_es_vtype_t vtypes[] = {
     {"bleu_score", NEEDS, bleu_parse, free},
     {"rouge_score", NEEDS, rouge_parse, free},
     {"chrf_score", NEEDS, chrf_parse, free},
-    {"file_content_match", NEEDS | TALLY_ES_FILE | LATER, NULL, NULL},
-    {"file_exists", TALLY_ES_FILE | LATER, NULL, NULL},
-    {"file_json_schema", TALLY_ES_FILE | LATER, NULL, NULL},
-    {"directory_structure", TALLY_ES_FILE | LATER, NULL, NULL},
+    {"file_content_match", NEEDS | TALLY_ES_FILE, NULL, NULL},
+    {"file_exists", TALLY_ES_FILE, NULL, NULL},
+    {"file_json_schema", TALLY_ES_FILE, NULL, NULL},
+    {"directory_structure", TALLY_ES_FILE, NULL, NULL},
     {"code_execution", TALLY_ES_FILE | LATER, NULL, NULL},
     {"tool_call_assertion", 0, tool_parse, tool_free},
     {"postcondition", TALLY_ES_FILE | LATER, NULL, NULL},
