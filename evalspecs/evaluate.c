@@ -59,8 +59,8 @@ const tally_es_uuid_t *tally__es_case_of(const tally_es_evidence_t *ev,
 }
 
 /* The event a target's value came from (resolveEvidenceSource). */
-static tally_es_source_ref_t source_of(const tally_es_evidence_t *ev,
-                                       const char *target) {
+tally_es_source_ref_t tally__es_source_of(const tally_es_evidence_t *ev,
+                                          const char *target) {
   tally_es_source_ref_t s = {0};
   if (strcmp(target, "final_output") == 0 ||
       strcmp(target, "run.final_output") == 0) {
@@ -173,6 +173,8 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
   /* Scored from the tool-call trace, not from references. */
   if (strcmp(d->type_name, "tool_call_assertion") == 0)
     return tally__es_tool_calls(&e->ev, d, r);
+  if (strcmp(d->type_name, "postcondition") == 0)
+    return tally__es_postcondition(&e->ev, d, r, value, reason, o);
   const tally_es_uuid_t *ac = NULL, *xc = NULL;
   int got = tally_es_resolve(&e->ev, d->target, value, reason, &ac);
   if (got < 0)
@@ -188,7 +190,7 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
   if (got != TALLY_ES_FOUND && strcmp(d->type_name, "file_exists") == 0) {
     r->challenge = ac;
     r->case_id = tally__es_case_of(&e->ev, ac);
-    r->source = source_of(&e->ev, d->target);
+    r->source = tally__es_source_of(&e->ev, d->target);
     tally_buf_reset(&o->reason);
     tally__es_file_exists_unavailable(d, o);
     r->state = TALLY_ES_AVAILABLE;
@@ -236,7 +238,7 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
   }
   r->actual = strdup(tally_buf_text(value));
   r->expected = needs ? strdup(tally_buf_text(xvalue)) : NULL;
-  r->source = source_of(&e->ev, d->target);
+  r->source = tally__es_source_of(&e->ev, d->target);
   if (r->actual == NULL || (needs && r->expected == NULL) ||
       tally_es_apply(d, r->actual, needs ? r->expected : "", o) != 0)
     return TALLY_ENOMEM;

@@ -40,6 +40,18 @@ int tally__es_files(const tally_es_validator_t *v, const char *actual,
 void tally__es_file_exists_unavailable(const tally_es_validator_t *v,
                                        tally_es_outcome_t *o);
 
+/* Where the value of the reference target came from (the event), for a
+ * result's source. */
+tally_es_source_ref_t tally__es_source_of(const tally_es_evidence_t *ev,
+                                          const char *target);
+
+/* Scores a postcondition validator v into r (postcondition.c), with
+ * scratch buffers and outcome. Returns 0 or TALLY_ENOMEM. */
+int tally__es_postcondition(const tally_es_evidence_t *ev,
+                            const tally_es_validator_t *v,
+                            tally_es_vresult_t *r, tally_buf_t *value,
+                            tally_buf_t *reason, tally_es_outcome_t *o);
+
 /* Collects metric m (its decl set) of the run e scores. */
 void tally__es_metric(tally_es_eval_t *e, tally_es_mresult_t *m);
 

@@ -6,8 +6,10 @@
 #include "config/json.h"
 #include "evalspecs/gojson.h"
 #include "evalspecs/gostr.h"
+#include "evalspecs/textops.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -530,6 +532,88 @@ static int tool_parse(const cJSON *config, void **state, tally_diag_t *d,
   return rc;
 }
 
+/* postcondition */
+
+static void post_free(void *p) {
+  tally_es_post_t *c = p;
+  if (c == NULL)
+    return;
+  free(c->condition);
+  free(c->json_path);
+  cJSON_Delete(c->value);
+  free(c);
+}
+
+static int post_parse(const cJSON *config, void **state, tally_diag_t *d,
+                      tally_jpath_t *path) {
+  static const cfield_t fields[] = {{"condition", C_STR},
+                                    {"value", C_ANY},
+                                    {"json_path", C_STR},
+                                    {NULL, C_NUM}};
+  tally_es_post_t *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return tally_diag_add(d, path, "out of memory");
+  *state = c;
+  if (config == NULL)
+    return tally_diag_add(d, path, "is required");
+  const cJSON *f[3];
+  int rc = check_members(config, fields, f, d, path);
+  if (rc != 0)
+    return rc;
+  c->condition = tally_go_trimmed(f[0] != NULL ? f[0]->valuestring : "");
+  c->json_path = tally_go_trimmed(f[2] != NULL ? f[2]->valuestring : "");
+  const cJSON *val = tally_go_member(config, "value"); /* null counts */
+  if (c->condition == NULL || c->json_path == NULL ||
+      (val != NULL && (c->value = cJSON_Duplicate(val, true)) == NULL))
+    return tally_diag_add(d, path, "out of memory");
+  const char *cond = c->condition;
+  bool has_path = c->json_path[0] != '\0';
+  char msg[640];
+  snprintf(msg, sizeof(msg), "must be omitted for %s", cond);
+  if (strcmp(cond, "exists") == 0 || strcmp(cond, "not_exists") == 0) {
+    if (val != NULL)
+      rc = sub_error(d, path, "value", msg);
+    if (has_path)
+      rc = sub_error(d, path, "json_path", msg);
+  } else if (strcmp(cond, "contains") == 0 ||
+             strcmp(cond, "not_contains") == 0) {
+    if (val == NULL || !(cJSON_IsString(val) || cJSON_IsNull(val)))
+      rc = sub_error(d, path, "value", "must be a string");
+    if (has_path)
+      rc = sub_error(d, path, "json_path", msg);
+  } else if (strcmp(cond, "regex_match") == 0) {
+    char err[512];
+    if (val == NULL || !(cJSON_IsString(val) || cJSON_IsNull(val))) {
+      rc = sub_error(d, path, "value", "must be a string regex pattern");
+    } else if (tally_es_regex(cJSON_IsString(val) ? val->valuestring : "",
+                              false, "", err,
+                              sizeof(err)) == TALLY_ES_RE_BAD_PATTERN) {
+      char why[700];
+      snprintf(why, sizeof(why), "must be a valid regex: %s", err);
+      rc = sub_error(d, path, "value", why);
+    } else if (has_path) {
+      rc = sub_error(d, path, "json_path", msg);
+    }
+  } else if (strcmp(cond, "json_path_match") == 0) {
+    if (!has_path)
+      rc = sub_error(d, path, "json_path", "is required");
+    if (val == NULL)
+      rc = sub_error(d, path, "value", "is required");
+  } else if (strcmp(cond, "equals") == 0) {
+    if (val == NULL)
+      rc = sub_error(d, path, "value", "is required");
+    if (has_path)
+      rc = sub_error(d, path, "json_path", msg);
+  } else if (cond[0] == '\0') {
+    rc = sub_error(d, path, "condition", "is required");
+  } else {
+    rc = sub_error(d, path, "condition",
+                   "must be one of exists, not_exists, contains, "
+                   "not_contains, regex_match, json_path_match, equals");
+  }
+  return rc;
+}
+
 #define NEEDS TALLY_ES_NEEDS_EXPECTED
 #define LATER TALLY_ES_NOT_YET
 
@@ -555,7 +639,7 @@ static const tally_es_vtype_t vtypes[] = {
     {"directory_structure", TALLY_ES_FILE, NULL, NULL},
     {"code_execution", TALLY_ES_FILE | LATER, NULL, NULL},
     {"tool_call_assertion", 0, tool_parse, tool_free},
-    {"postcondition", TALLY_ES_FILE | LATER, NULL, NULL},
+    {"postcondition", TALLY_ES_FILE, post_parse, post_free},
 };
 
 const tally_es_vtype_t *tally_es_vtype_find(const char *name) {

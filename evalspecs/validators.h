@@ -74,6 +74,13 @@ typedef struct tally_es_tool_s {
                        else "" */
 } tally_es_tool_t;
 
+/* postcondition. */
+typedef struct tally_es_post_s {
+  char *condition; /* trimmed */
+  char *json_path; /* trimmed */
+  cJSON *value;    /* as given (null included), or NULL when absent */
+} tally_es_post_t;
+
 #define TALLY_ES_MAX_STEPS 64
 typedef struct tally_es_pipeline_s {
   int steps[TALLY_ES_MAX_STEPS]; /* tally_es_step_t */

@@ -86,7 +86,7 @@ def main():
         jpath = os.path.join(tmp, "jobs.jsonl")
         with open(jpath, "w", encoding="utf-8") as f:
             for _, j in jobs:
-                f.write(json.dumps(j, ensure_ascii=False) + "\n")
+                f.write(json.dumps(j) + "\n")
         r = subprocess.run([args.tally, "score", "--tasks", accepted, jpath],
                            capture_output=True, text=True)
         if r.returncode == 2:

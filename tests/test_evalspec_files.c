@@ -13,6 +13,9 @@
 /* Scores one validator over a run that captured file "out" (content, a
  * JSON string literal, or NULL: not captured; exists false when missing
  * is set) and listed directory "listing" (a JSON object, or NULL). */
+/* Further members of the spec (",..."), for the postconditions. */
+static const char *spec_more = "";
+
 static cJSON *run_files(const char *validator, const char *content,
                         bool missing, const char *listing) {
   char task[4096], events[4096] = "", job[8192];
@@ -21,8 +24,8 @@ static cJSON *run_files(const char *validator, const char *content,
       "{\"name\": \"t\", \"task_type\": \"agent_run\", \"evaluation_spec\": "
       "{\"name\": \"e\", \"version_number\": 1, \"judge_mode\": "
       "\"deterministic\", \"validators\": [%s], \"scorecard\": "
-      "{\"dimensions\": [\"correctness\"]}}}",
-      validator);
+      "{\"dimensions\": [\"correctness\"]}%s}}",
+      validator, spec_more);
   size_t used = 0;
   if (content != NULL)
     used += (size_t)snprintf(
@@ -202,4 +205,93 @@ Test(files, directory_structure) {
                    "\"target\": \"file:listing\"}",
                    NULL, false, LISTING),
          "error", "directory_structure config is required");
+}
+
+#define POST(config)                                                           \
+  "{\"key\": \"f\", \"type\": \"postcondition\", \"target\": \"file:out\", "   \
+  "\"config\": " config "}"
+/* The spec needs the post_execution_check a file: target names. */
+static cJSON *post(const char *validator, const char *content, bool missing) {
+  spec_more = ", \"post_execution_checks\": [{\"key\": \"out\", \"type\": "
+              "\"file_capture\", \"path\": \"/w/out.txt\"}]";
+  cJSON *r = run_files(validator, content, missing, NULL);
+  spec_more = "";
+  return r;
+}
+
+#define R2 "details.validator_results[0]."
+
+static void expect2(cJSON *r, const char *state, const char *verdict,
+                    const char *reason) {
+  cr_expect_str_eq(ts_str_at(r, R2 "state"), state);
+  if (verdict != NULL)
+    cr_expect_str_eq(ts_str_at(r, R2 "verdict"), verdict);
+  const char *got = ts_str_at(r, R2 "reason");
+  cr_expect_str_eq(got != NULL ? got : "", reason);
+  cJSON_Delete(r);
+}
+
+Test(files, postcondition) {
+  expect2(post(POST("{\"condition\": \"exists\"}"), "\"x\"", false),
+          "available", "pass", "postcondition target exists");
+  /* A file captured as missing does not exist: exists and not_exists
+   * judge it; the other conditions have nothing to judge. */
+  expect2(post(POST("{\"condition\": \"not_exists\"}"), "\"\"", true),
+          "available", "pass", "postcondition target does not exist");
+  expect2(post(POST("{\"condition\": \"contains\", \"value\": \"a\"}"), "\"\"",
+               true),
+          "unavailable", NULL,
+          "captured file \"out\" does not exist at path \"/w/out.txt\"");
+  /* A capture that never came is unavailable even for exists. */
+  expect2(post(POST("{\"condition\": \"exists\"}"), NULL, false), "unavailable",
+          NULL, "file capture key \"out\" is unavailable");
+  expect2(post(POST("{\"condition\": \"contains\", \"value\": \"b\"}"),
+               "\"abc\"", false),
+          "available", "pass", "target contains expected text");
+  expect2(post(POST("{\"condition\": \"not_contains\", \"value\": \"b\"}"),
+               "\"abc\"", false),
+          "available", "fail", "target contains forbidden text");
+  expect2(post(POST("{\"condition\": \"regex_match\", \"value\": \"^a.c$\"}"),
+               "\"abc\"", false),
+          "available", "pass", "target matches regex");
+  expect2(post(POST("{\"condition\": \"equals\", \"value\": {\"n\": 1}}"),
+               "\"{\\\"n\\\": 1.0}\"", false),
+          "available", "pass", "target JSON equals expected value");
+  expect2(
+      post(POST("{\"condition\": \"equals\", \"value\": 2}"), "\"two\"", false),
+      "error", "error",
+      "parse postcondition target as JSON: invalid character 'w' in "
+      "literal true (expecting 'r')");
+  expect2(post(POST("{\"condition\": \"json_path_match\", \"json_path\": "
+                    "\"$.a[1]\", \"value\": 2}"),
+               "\"{\\\"a\\\": [1, 2]}\"", false),
+          "available", "pass", "");
+  /* Config rules, with paths. */
+  char *errs = ts_task_errors(
+      "{\"name\": \"t\", \"task_type\": \"agent_run\", \"evaluation_spec\": "
+      "{\"name\": \"e\", \"version_number\": 1, \"judge_mode\": "
+      "\"deterministic\", \"post_execution_checks\": [{\"key\": \"out\", "
+      "\"type\": \"file_capture\", \"path\": \"/o\"}], \"validators\": ["
+      "{\"key\": \"a\", \"type\": \"postcondition\", \"target\": "
+      "\"file:out\", \"config\": {\"condition\": \"exists\", \"value\": 1}},"
+      "{\"key\": \"b\", \"type\": \"postcondition\", \"target\": "
+      "\"file:out\", \"config\": {\"condition\": \"regex_match\", \"value\": "
+      "\"(\"}},"
+      "{\"key\": \"c\", \"type\": \"postcondition\", \"target\": "
+      "\"file:out\", \"config\": {\"condition\": \"sometimes\"}},"
+      "{\"key\": \"d\", \"type\": \"postcondition\", \"target\": "
+      "\"file:out\"}], \"scorecard\": {\"dimensions\": [\"correctness\"]}}}");
+  cr_assert_not_null(errs);
+  cr_expect(strstr(errs, "validators[0].config.value: must be omitted for "
+                         "exists") != NULL,
+            "%s", errs);
+  cr_expect(strstr(errs, "validators[1].config.value: must be a valid regex") !=
+                NULL,
+            "%s", errs);
+  cr_expect(strstr(errs, "validators[2].config.condition: must be one of "
+                         "exists, not_exists") != NULL,
+            "%s", errs);
+  cr_expect(strstr(errs, "validators[3].config: is required") != NULL, "%s",
+            errs);
+  free(errs);
 }
