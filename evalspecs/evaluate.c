@@ -173,6 +173,8 @@ static int one_validator(tally_es_eval_t *e, size_t i, tally_buf_t *value,
   /* Scored from the tool-call trace, not from references. */
   if (strcmp(d->type_name, "tool_call_assertion") == 0)
     return tally__es_tool_calls(&e->ev, d, r);
+  if (strcmp(d->type_name, "code_execution") == 0)
+    return tally__es_code_execution(&e->ev, d, r);
   if (strcmp(d->type_name, "postcondition") == 0)
     return tally__es_postcondition(&e->ev, d, r, value, reason, o);
   const tally_es_uuid_t *ac = NULL, *xc = NULL;

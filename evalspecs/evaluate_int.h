@@ -52,6 +52,11 @@ int tally__es_postcondition(const tally_es_evidence_t *ev,
                             tally_es_vresult_t *r, tally_buf_t *value,
                             tally_buf_t *reason, tally_es_outcome_t *o);
 
+/* Scores a code_execution validator v from its record (codeexec.c). */
+int tally__es_code_execution(const tally_es_evidence_t *ev,
+                             const tally_es_validator_t *v,
+                             tally_es_vresult_t *r);
+
 /* Collects metric m (its decl set) of the run e scores. */
 void tally__es_metric(tally_es_eval_t *e, tally_es_mresult_t *m);
 

@@ -614,6 +614,54 @@ static int post_parse(const cJSON *config, void **state, tally_diag_t *d,
   return rc;
 }
 
+/* code_execution */
+
+static int code_parse(const cJSON *config, void **state, tally_diag_t *d,
+                      tally_jpath_t *path) {
+  static const cfield_t fields[] = {{"test_command", C_STR},
+                                    {"timeout_ms", C_INT},
+                                    {"scoring", C_STR},
+                                    {"pass_threshold", C_NUM},
+                                    {NULL, C_NUM}};
+  tally_es_code_t *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return tally_diag_add(d, path, "out of memory");
+  *state = c;
+  c->pass_threshold = 1;
+  c->scoring = "fraction_passed";
+  if (config == NULL)
+    return 0; /* the reference checks no config it was not given */
+  const cJSON *f[4];
+  int rc = check_members(config, fields, f, d, path);
+  if (rc != 0)
+    return rc;
+  if (f[0] == NULL || tally_go_blank(f[0]->valuestring))
+    rc = sub_error(d, path, "test_command", "is required");
+  if (f[1] != NULL && f[1]->valuedouble <= 0)
+    rc = sub_error(d, path, "timeout_ms", "must be greater than 0");
+  const char *mode = f[2] != NULL ? f[2]->valuestring : "";
+  if (strcmp(mode, "all_or_nothing") == 0) {
+    c->scoring = "all_or_nothing";
+    c->all_or_nothing = true;
+  } else if (strcmp(mode, "pass_at_k") == 0) {
+    c->scoring = "pass_at_k";
+    c->pass_at_k = true;
+    rc = sub_error(d, path, "scoring",
+                   "pass_at_k requires multi-sample "
+                   "execution and is not supported yet");
+  } else if (mode[0] != '\0' && strcmp(mode, "fraction_passed") != 0) {
+    rc = sub_error(d, path, "scoring",
+                   "must be one of fraction_passed, "
+                   "all_or_nothing, pass_at_k");
+  }
+  if (f[3] != NULL) {
+    c->pass_threshold = f[3]->valuedouble;
+    if (c->pass_threshold < 0 || c->pass_threshold > 1)
+      rc = sub_error(d, path, "pass_threshold", "must be between 0 and 1");
+  }
+  return rc;
+}
+
 #define NEEDS TALLY_ES_NEEDS_EXPECTED
 #define LATER TALLY_ES_NOT_YET
 
@@ -637,7 +685,7 @@ static const tally_es_vtype_t vtypes[] = {
     {"file_exists", TALLY_ES_FILE, NULL, NULL},
     {"file_json_schema", TALLY_ES_FILE, NULL, NULL},
     {"directory_structure", TALLY_ES_FILE, NULL, NULL},
-    {"code_execution", TALLY_ES_FILE | LATER, NULL, NULL},
+    {"code_execution", TALLY_ES_FILE, code_parse, free},
     {"tool_call_assertion", 0, tool_parse, tool_free},
     {"postcondition", TALLY_ES_FILE, post_parse, post_free},
 };

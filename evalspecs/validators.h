@@ -81,6 +81,13 @@ typedef struct tally_es_post_s {
   cJSON *value;    /* as given (null included), or NULL when absent */
 } tally_es_post_t;
 
+/* code_execution. */
+typedef struct tally_es_code_s {
+  double pass_threshold; /* default 1 */
+  const char *scoring;   /* "fraction_passed" by default */
+  bool all_or_nothing, pass_at_k;
+} tally_es_code_t;
+
 #define TALLY_ES_MAX_STEPS 64
 typedef struct tally_es_pipeline_s {
   int steps[TALLY_ES_MAX_STEPS]; /* tally_es_step_t */
