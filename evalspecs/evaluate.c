@@ -515,11 +515,55 @@ static void one_dimension(tally_es_eval_t *e, tally_es_dresult_t *d) {
       dim_set(d, TALLY_ES_AVAILABLE, &score, NULL);
     }
     return;
-  case TALLY_ES_SRC_BEHAVIORAL:
-    dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL,
-            strdup("behavioral signals are not scored by this version of "
-                   "tally yet"));
+  case TALLY_ES_SRC_BEHAVIORAL: {
+    const tally_es_spec_t *s = e->spec;
+    if (!s->has_behavioral || s->nsignals == 0) {
+      dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL,
+              strdup("behavioral config is unavailable"));
+      return;
+    }
+    double total = 0, sum = 0;
+    tally_buf_t gates;
+    tally_buf_init(&gates);
+    for (size_t i = 0; i < s->nsignals; i++) {
+      const tally_es_signal_t *sg = &s->signals[i];
+      const char *why;
+      double v;
+      int rc = tally__es_signal(e, sg->key, &v, &why);
+      if (rc != 1) {
+        char *q = tally_go_quoted(sg->key);
+        dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL,
+                tally__es_dupf(
+                    "behavioral signal %s is unavailable: %s", q ? q : "",
+                    tally__es_first(why, "", "signal is unavailable")));
+        free(q);
+        tally_buf_close(&gates);
+        return;
+      }
+      total += sg->weight;
+      sum += sg->weight * v;
+      if (sg->gate && sg->pass_threshold.set && v < sg->pass_threshold.v) {
+        char g[600];
+        snprintf(g, sizeof(g), "%s%s=%.3f < %.3f", gates.len ? ", " : "",
+                 sg->key, v, sg->pass_threshold.v);
+        tally_buf_puts(&gates, g);
+      }
+    }
+    if (total <= 0) {
+      dim_set(d, TALLY_ES_UNAVAILABLE_STATE, NULL,
+              strdup("behavioral weights are unavailable"));
+    } else if (gates.len > 0) {
+      score = 0;
+      dim_set(
+          d, TALLY_ES_AVAILABLE, &score,
+          tally__es_dupf("behavioral gate failed: %s", tally_buf_text(&gates)));
+    } else {
+      score = sum / total;
+      dim_set(d, TALLY_ES_AVAILABLE, &score, NULL);
+    }
+    tally_buf_close(&gates);
     return;
+  }
   default: {
     char *q = tally_go_quoted(dim->source_name);
     dim_set(d, TALLY_ES_ERROR_STATE, NULL,

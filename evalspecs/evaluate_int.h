@@ -57,6 +57,12 @@ int tally__es_code_execution(const tally_es_evidence_t *ev,
                              const tally_es_validator_t *v,
                              tally_es_vresult_t *r);
 
+/* The behavioral signal key of the run e scores (behavioral.c): 1 with
+ * *score (and *why, "" or the reason a score carries), 0 when it is
+ * unavailable (*why says why), or TALLY_ENOMEM. */
+int tally__es_signal(const tally_es_eval_t *e, const char *key, double *score,
+                     const char **why);
+
 /* Collects metric m (its decl set) of the run e scores. */
 void tally__es_metric(tally_es_eval_t *e, tally_es_mresult_t *m);
 

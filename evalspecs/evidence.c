@@ -23,6 +23,26 @@ static bool num_value(const cJSON *payload, const char *key, double *out) {
   return true;
 }
 
+/* The error a tool result's content holds: its "error" when the content
+ * is a JSON object with one, else the content; trimmed, "" when none. */
+static char *tool_error(const cJSON *result) {
+  const cJSON *content =
+      cJSON_IsObject(result) ? tally_go_member(result, "content") : NULL;
+  const char *text = content != NULL ? tally_go_loose_string(content) : NULL;
+  if (text == NULL)
+    return strdup("");
+  cJSON *decoded = NULL;
+  char err[64];
+  if (tally_go_unmarshal_check(text, err, sizeof(err)))
+    decoded = cJSON_Parse(text);
+  const cJSON *e =
+      cJSON_IsObject(decoded) ? tally_go_member(decoded, "error") : NULL;
+  const char *msg = e != NULL ? tally_go_loose_string(e) : NULL;
+  char *out = tally_go_trimmed(msg != NULL ? msg : text);
+  cJSON_Delete(decoded);
+  return out;
+}
+
 /* Go's int(x) of a float64, for the indexes the reference reads. */
 static int64_t to_int(double x) {
   if (!(x > -9.2e18 && x < 9.2e18))
@@ -404,8 +424,12 @@ int tally_es_evidence_build(tally_es_evidence_t *ev,
         call->failed = failed;
         call->seq = e->seq;
         call->event_type = t;
+        const char *origin = str_value(p, "failure_origin");
+        call->origin = tally_go_trimmed(origin != NULL ? origin : "");
+        call->error = tool_error(res);
         ev->tool_calls_traced++;
-        if (call->tool == NULL || call->args == NULL) {
+        if (call->tool == NULL || call->args == NULL || call->origin == NULL ||
+            call->error == NULL) {
           rc = TALLY_ENOMEM;
           break;
         }
@@ -498,6 +522,8 @@ void tally_es_evidence_free(tally_es_evidence_t *ev) {
   for (size_t i = 0; ev->calls != NULL && i < ev->tool_calls_traced; i++) {
     free(ev->calls[i].tool);
     cJSON_Delete(ev->calls[i].args);
+    free(ev->calls[i].origin);
+    free(ev->calls[i].error);
   }
   free(ev->calls);
   free(ev->challenge_input);

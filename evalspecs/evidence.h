@@ -50,6 +50,8 @@ typedef struct tally_es_call_s {
   bool failed; /* a failed event, or result.is_error */
   int64_t seq;
   const char *event_type;
+  char *origin; /* failure_origin, trimmed; owned, "" when none */
+  char *error;  /* the error of result.content, trimmed; owned */
 } tally_es_call_t;
 
 typedef struct tally_es_evidence_s {

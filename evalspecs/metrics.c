@@ -314,11 +314,32 @@ void tally__es_metric(tally_es_eval_t *e, tally_es_mresult_t *m) {
                   NULL);
     else
       number(m, total / (double)n);
-  } else if (strncmp(c, "behavioral_", 11) == 0) {
-    unavailable(m,
-                "behavioral signals are not scored by this version of tally "
-                "yet",
-                NULL);
+  } else if (strcmp(c, "behavioral_recovery_score") == 0 ||
+             strcmp(c, "behavioral_exploration_efficiency_score") == 0 ||
+             strcmp(c, "behavioral_error_cascade_score") == 0 ||
+             strcmp(c, "behavioral_scope_adherence_score") == 0) {
+    /* behavioral_<key>_score, recovery_behavior for recovery */
+    char key[64];
+    size_t len = strlen(c) - strlen("behavioral_") - strlen("_score");
+    snprintf(key, sizeof(key), "%.*s", (int)len, c + strlen("behavioral_"));
+    if (strcmp(key, "recovery") == 0)
+      snprintf(key, sizeof(key), "recovery_behavior");
+    double v;
+    const char *why;
+    int rc = tally__es_signal(e, key, &v, &why);
+    if (rc == 1) {
+      number(m, v);
+      cJSON_AddStringToObject(m->metadata, "signal_key", key);
+      cJSON_AddNumberToObject(m->metadata, "trace_len",
+                              (double)ev->tool_calls_traced);
+    } else {
+      char *q = tally_go_quoted(key);
+      char *dflt =
+          tally__es_dupf("behavioral signal %s is unavailable", q ? q : "");
+      unavailable(m, tally__es_first(why, "", dflt ? dflt : ""), NULL);
+      free(dflt);
+      free(q);
+    }
   } else {
     char *q = tally_go_quoted(c);
     char *why = tally__es_dupf("collector %s is not supported", q ? q : "");
