@@ -138,7 +138,9 @@ static int score_run(tally_engine_t *e, const tally_task_t *task,
   int rc = tally_es_run_decode(&e->run, e->job.run, e->job.llm_judge_results,
                                text, len, e->err, sizeof(e->err));
   if (rc == 0) {
-    rc = tally_es_evaluate(&e->eval, task->spec, &e->run);
+    rc = tally_es_judges(task->spec, &e->run);
+    if (rc == 0)
+      rc = tally_es_evaluate(&e->eval, task->spec, &e->run);
     e->has_eval = true;
     if (rc != 0)
       snprintf(e->err, sizeof(e->err), "out of memory");

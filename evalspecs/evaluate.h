@@ -74,6 +74,13 @@ typedef struct tally_es_eval_s {
   size_t nwarnings;
 } tally_es_eval_t;
 
+/* Aggregates the judge entries of run that carry raw samples, as judges
+ * declared in spec (judges.c): each gets its mode, normalized score or
+ * reason, payload, confidence, variance and counts. Call it once, after
+ * tally_es_run_decode and before tally_es_evaluate. Returns 0 or
+ * TALLY_ENOMEM. */
+int tally_es_judges(const tally_es_spec_t *spec, tally_es_run_t *run);
+
 /* Scores run with spec into e. Returns 0 or TALLY_ENOMEM. */
 int tally_es_evaluate(tally_es_eval_t *e, const tally_es_spec_t *spec,
                       const tally_es_run_t *run);

@@ -458,11 +458,62 @@ static int cmp_event(const void *pa, const void *pb) {
 static void decode_judge(rdec_t *r, const cJSON *v,
                          tally_es_judge_result_t *j) {
   static const char *const keys[] = {
-      "judge_key", "mode",         "normalized_score", "payload", "confidence",
-      "variance",  "sample_count", "model_count",      "reason",  NULL};
-  const cJSON *f[9];
+      "judge_key",  "mode",     "normalized_score", "payload",
+      "confidence", "variance", "sample_count",     "model_count",
+      "reason",     "samples",  "candidates",       "run_agent_id",
+      NULL};
+  const cJSON *f[12];
   if (!members(r, v, keys, f))
     return;
+  /* Raw samples: [{"model", "output" or "error"}]. */
+  if (f[9] != NULL) {
+    size_t old = push(r, ".samples");
+    if (!cJSON_IsArray(f[9])) {
+      bad(r, "must be an array of samples");
+    } else {
+      size_t i = 0;
+      for (const cJSON *x = f[9]->child; x != NULL; x = x->next, i++) {
+        size_t o2 = push(r, "[%zu]", i);
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(x, "model");
+        const cJSON *out = cJSON_GetObjectItemCaseSensitive(x, "output");
+        const cJSON *err = cJSON_GetObjectItemCaseSensitive(x, "error");
+        if (!cJSON_IsObject(x))
+          bad(r, "must be an object");
+        else if (!cJSON_IsString(m))
+          bad(r, "model: must be a string");
+        else if ((out == NULL) == (err == NULL))
+          bad(r, "must have one of output and error");
+        else if (!cJSON_IsString(out != NULL ? out : err))
+          bad(r, "%s: must be a string", out != NULL ? "output" : "error");
+        pop(r, o2);
+      }
+    }
+    j->samples = f[9];
+    pop(r, old);
+    for (int k = 2; k <= 7; k++)
+      if (f[k] != NULL) {
+        size_t o3 = push(r, ".%s", keys[k]);
+        bad(r, "is computed from the samples: give one or the other");
+        pop(r, o3);
+      }
+  }
+  if (f[10] != NULL) {
+    size_t old = push(r, ".candidates");
+    bool ok = cJSON_IsArray(f[10]);
+    for (const cJSON *x = ok ? f[10]->child : NULL; x != NULL; x = x->next)
+      ok = ok && cJSON_IsString(x);
+    if (!ok)
+      bad(r, "must be an array of run agent ids");
+    j->candidates = f[10];
+    pop(r, old);
+  }
+  if (f[11] != NULL) {
+    size_t old = push(r, ".run_agent_id");
+    if (!cJSON_IsString(f[11]))
+      bad(r, "must be a string");
+    j->current = f[11];
+    pop(r, old);
+  }
   j->judge_key = text_of(r, f[0], "judge_key");
   j->mode = text_of(r, f[1], "mode");
   j->reason = text_of(r, f[8], "reason");
@@ -627,6 +678,7 @@ void tally_es_run_free(tally_es_run_t *r) {
     free(r->judges[i].judge_key);
     free(r->judges[i].mode);
     free(r->judges[i].reason);
+    cJSON_Delete(r->judges[i].owned);
   }
   free(r->judges);
   free(r->payload_raw);

@@ -62,6 +62,14 @@ typedef struct tally_es_judge_result_s {
   double score;
   const cJSON *payload, *confidence, *variance;
   double sample_count, model_count;
+  /* Raw samples in place of a finished result (judges.c aggregates
+   * them): [{"model", "output" | "error"}], and for an n_wise judge the
+   * run agent judged ("run_agent_id") and the candidates ranked. NULL
+   * when absent. */
+  const cJSON *samples, *candidates, *current;
+  /* What the aggregation made (payload, confidence and variance point
+   * into it); NULL for a finished result. */
+  cJSON *owned;
 } tally_es_judge_result_t;
 
 typedef struct tally_es_run_s {
