@@ -159,13 +159,13 @@ static void two(const char *mode, const char *agg, const char *t, double a,
 }
 
 Test(judges, consensus_and_confidence) {
-  two("rubric", "mean", "", 5, 3, 0.75, "low");       /* 1 and 0.5 */
-  two("rubric", "median", "", 5, 3, 0.75, "low");     /* two: the mean */
-  two("rubric", "mean", "", 5, 4, 0.875, "medium");   /* spread 0.25 */
-  two("rubric", "mean", "0.2", 5, 4, 0.875, "low");   /* above 0.2 */
-  two("rubric", "mean", "", 2, 2, 0.25, "high");      /* no spread */
-  two("rubric", "unanimous", "", 5, 2, 0, "low");     /* 0.25 < 0.5 */
-  two("rubric", "unanimous", "", 5, 3, 1, "low");     /* 0.5 counts */
+  two("rubric", "mean", "", 5, 3, 0.75, "low");     /* 1 and 0.5 */
+  two("rubric", "median", "", 5, 3, 0.75, "low");   /* two: the mean */
+  two("rubric", "mean", "", 5, 4, 0.875, "medium"); /* spread 0.25 */
+  two("rubric", "mean", "0.2", 5, 4, 0.875, "low"); /* above 0.2 */
+  two("rubric", "mean", "", 2, 2, 0.25, "high");    /* no spread */
+  two("rubric", "unanimous", "", 5, 2, 0, "low");   /* 0.25 < 0.5 */
+  two("rubric", "unanimous", "", 5, 3, 1, "low");   /* 0.5 counts */
   two("assertion", "majority_vote", "", 1, 0, 1, "low");
   two("assertion", "unanimous", "", 1, 0, 0, "low");
   two("assertion", "unanimous", "", 1, 1, 1, "high");
