@@ -548,6 +548,8 @@ int tally__es_chrf(const tally_es_validator_t *v, const char *actual,
                    const char *expected, tally_es_outcome_t *o);
 int tally__es_json_schema(const char *actual, const char *expected,
                           tally_es_outcome_t *o);
+int tally__es_math(const tally_es_validator_t *v, const char *actual,
+                   const char *expected, tally_es_outcome_t *o);
 
 int tally_es_apply(const tally_es_validator_t *v, const char *actual,
                    const char *expected, tally_es_outcome_t *o) {
@@ -595,6 +597,9 @@ int tally_es_apply(const tally_es_validator_t *v, const char *actual,
       return TALLY_ENOMEM;
   } else if (strcmp(t, "chrf_score") == 0) {
     if (tally__es_chrf(v, actual, expected, o) != 0)
+      return TALLY_ENOMEM;
+  } else if (strcmp(t, "math_equivalence") == 0) {
+    if (tally__es_math(v, actual, expected, o) != 0)
       return TALLY_ENOMEM;
   } else {
     o->verdict = TALLY_ES_VERROR;

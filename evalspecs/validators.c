@@ -662,8 +662,66 @@ static int code_parse(const cJSON *config, void **state, tally_diag_t *d,
   return rc;
 }
 
+/* math_equivalence */
+
+static void math_free(void *p) {
+  tally_es_math_t *c = p;
+  if (c != NULL)
+    free(c->delim);
+  free(c);
+}
+
+static int math_parse(const cJSON *config, void **state, tally_diag_t *d,
+                      tally_jpath_t *path) {
+  static const cfield_t fields[] = {
+      {"extract_answer", C_BOOL}, {"answer_delimiter", C_STR},
+      {"comparison_mode", C_STR}, {"numeric_fallback", C_BOOL},
+      {"tolerance", C_NUM},       {NULL, C_NUM}};
+  tally_es_math_t *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return tally_diag_add(d, path, "out of memory");
+  *state = c;
+  c->fallback = true;
+  c->tolerance = 1e-6;
+  const cJSON *f[5] = {NULL};
+  int rc = 0;
+  if (config != NULL && (rc = check_members(config, fields, f, d, path)) != 0)
+    return rc;
+  c->extract = cJSON_IsTrue(f[0]);
+  c->delim = tally_go_trimmed(f[1] != NULL ? f[1]->valuestring : "");
+  if (c->delim == NULL)
+    return tally_diag_add(d, path, "out of memory");
+  if (c->extract && c->delim[0] == '\0') {
+    free(c->delim);
+    if ((c->delim = strdup("####")) == NULL)
+      return tally_diag_add(d, path, "out of memory");
+  }
+  char *mode = tally_go_trimmed(f[2] != NULL ? f[2]->valuestring : "");
+  if (mode == NULL)
+    return tally_diag_add(d, path, "out of memory");
+  c->numeric = strcmp(mode, "numeric") == 0;
+  if (mode[0] != '\0' && !c->numeric && strcmp(mode, "symbolic") != 0) {
+    size_t old = tally_jpath_key(path, "comparison_mode");
+    rc = tally_diag_add(d, path, "must be \"symbolic\" or \"numeric\"");
+    tally_jpath_restore(path, old);
+  }
+  free(mode);
+  if (f[3] != NULL)
+    c->fallback = cJSON_IsTrue(f[3]);
+  if (c->numeric)
+    c->fallback = true;
+  if (f[4] != NULL) {
+    c->tolerance = f[4]->valuedouble;
+    if (c->tolerance < 0) {
+      size_t old = tally_jpath_key(path, "tolerance");
+      rc = tally_diag_add(d, path, "must be greater than or equal to 0");
+      tally_jpath_restore(path, old);
+    }
+  }
+  return rc;
+}
+
 #define NEEDS TALLY_ES_NEEDS_EXPECTED
-#define LATER TALLY_ES_NOT_YET
 
 static const tally_es_vtype_t vtypes[] = {
     {"exact_match", NEEDS, NULL, NULL},
@@ -676,8 +734,7 @@ static const tally_es_vtype_t vtypes[] = {
     {"numeric_match", NEEDS, numeric_parse, free},
     {"normalized_match", NEEDS, normalized_parse, free},
     {"token_f1", NEEDS, token_f1_parse, free},
-    /* The next family: known, refused until they are scored. */
-    {"math_equivalence", NEEDS | LATER, NULL, NULL},
+    {"math_equivalence", NEEDS, math_parse, math_free},
     {"bleu_score", NEEDS, bleu_parse, free},
     {"rouge_score", NEEDS, rouge_parse, free},
     {"chrf_score", NEEDS, chrf_parse, free},

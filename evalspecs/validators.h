@@ -81,6 +81,15 @@ typedef struct tally_es_post_s {
   cJSON *value;    /* as given (null included), or NULL when absent */
 } tally_es_post_t;
 
+/* math_equivalence. */
+typedef struct tally_es_math_s {
+  bool extract;     /* extract_answer */
+  char *delim;      /* answer_delimiter, trimmed; "####" to extract */
+  bool numeric;     /* comparison_mode "numeric" (else symbolic) */
+  bool fallback;    /* numeric_fallback (default true) */
+  double tolerance; /* default 1e-6 */
+} tally_es_math_t;
+
 /* code_execution. */
 typedef struct tally_es_code_s {
   double pass_threshold; /* default 1 */
