@@ -239,11 +239,13 @@ static bool counts_text(const char *s, long long n[4]) {
     if (w > d) {
       for (int k = 0; k < 4 && hit < 0; k++) {
         size_t l = strlen(words[k]);
+        if (strncasecmp(s + w, words[k], l) != 0)
+          continue; /* the word is there before what follows it is read */
         char next = s[w + l];
         bool boundary =
             !((next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') ||
               (next >= '0' && next <= '9') || next == '_');
-        if (strncasecmp(s + w, words[k], l) == 0 && boundary) {
+        if (boundary) {
           hit = k;
           wl = l;
         }

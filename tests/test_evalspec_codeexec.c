@@ -96,6 +96,12 @@ Test(code_execution, counts_from_output) {
   expect(code("", EV(", \"stdout\": \"{\\\"passed\\\": 2, \\\"errors\\\": "
                      "2}\"")),
          "available", 0.5, "2 passed, 2 errors (4 total)");
+  /* Output that ends inside a word is read no further than its end (the
+   * fuzzer found a read past it): no counts, so the exit code. */
+  expect(code("", EV(", \"exit_code\": 0, \"stdout\": \"7 pass\"")),
+         "available", 1, "test command exited with code 0");
+  expect(code("", EV(", \"exit_code\": 2, \"stderr\": \"1 err\"")), "available",
+         0, "test command exited with code 2");
 }
 
 Test(code_execution, config_rules) {
