@@ -134,7 +134,8 @@ static int unwrap_boxed(char **s, char *err, size_t errlen) {
     if (hit == NULL)
       return 0;
     size_t len = strlen(*s), idx = (size_t)(hit - *s);
-    size_t start = skip_spaces(*s, len, idx + sizeof(cmd) - 1), close, end;
+    size_t start = skip_spaces(*s, len, idx + sizeof(cmd) - 1), close = 0,
+           end = 0;
     if (start >= len || (*s)[start] != '{')
       return fail(err, errlen, TALLY_MX_ERROR,
                   "\\boxed must be followed by braces");
@@ -158,14 +159,14 @@ static int frac(char **s, char *err, size_t errlen) {
     if (hit == NULL)
       return 0;
     size_t len = strlen(*s), idx = (size_t)(hit - *s);
-    size_t ns = skip_spaces(*s, len, idx + sizeof(cmd) - 1), nc, ne;
+    size_t ns = skip_spaces(*s, len, idx + sizeof(cmd) - 1), nc = 0, ne = 0;
     if (ns >= len || (*s)[ns] != '{')
       return fail(err, errlen, TALLY_MX_ERROR,
                   "\\frac must have a numerator group");
     int rc = group(*s, len, ns, '{', '}', &nc, &ne, err, errlen);
     if (rc != 0)
       return rc;
-    size_t ds = skip_spaces(*s, len, ne), dc, de;
+    size_t ds = skip_spaces(*s, len, ne), dc = 0, de = 0;
     if (ds >= len || (*s)[ds] != '{')
       return fail(err, errlen, TALLY_MX_ERROR,
                   "\\frac must have a denominator group");
@@ -193,7 +194,7 @@ static int latex_sqrt(char **s, char *err, size_t errlen) {
     bool indexed = false;
     int rc;
     if (pos < len && (*s)[pos] == '[') {
-      size_t end;
+      size_t end = 0;
       if ((rc = group(*s, len, pos, '[', ']', &ic, &end, err, errlen)) != 0)
         return rc;
       is = pos;
@@ -209,7 +210,7 @@ static int latex_sqrt(char **s, char *err, size_t errlen) {
     if (pos >= len || (*s)[pos] != '{')
       return fail(err, errlen, TALLY_MX_ERROR,
                   "\\sqrt must have a radicand group");
-    size_t rc_at, end;
+    size_t rc_at = 0, end = 0;
     if ((rc = group(*s, len, pos, '{', '}', &rc_at, &end, err, errlen)) != 0)
       return rc;
     const char *rad = *s + pos + 1;
