@@ -272,9 +272,6 @@ static void check_validators(checker_t *c, tally_es_spec_t *s, keyset_t *keys) {
     v->type = tally_es_vtype_find(v->type_name);
     if (v->type == NULL)
       err(c, "is not a supported validator type", "validators[%zu].type", i);
-    else if (v->type->flags & TALLY_ES_NOT_YET)
-      err(c, "is not scored by this version of tally yet",
-          "validators[%zu].type", i);
     if (v->type != NULL && v->type->parse != NULL) {
       tally_jpath_t p = *c->root;
       char sub[64];

@@ -14,8 +14,7 @@
 
 enum {
   TALLY_ES_NEEDS_EXPECTED = 1u << 0, /* expected_from is required */
-  TALLY_ES_FILE = 1u << 1,           /* its target is file:KEY */
-  TALLY_ES_NOT_YET = 1u << 2         /* known, not scored yet */
+  TALLY_ES_FILE = 1u << 1            /* its target is file:KEY */
 };
 
 typedef struct tally_es_vtype_s {
