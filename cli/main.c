@@ -20,7 +20,9 @@ static const cli_command_t commands[] = {
     {"submit", cmd_submit, "submit [REDIS] [--ids] [FILE...]"},
     {"status", cmd_status, "status [REDIS] [--json]"},
     {"results", cmd_results,
-     "results [REDIS] [--from ID] [--count N] [--no-follow] [--dead]"},
+     "results [REDIS] [--from ID] [--count N] [--no-follow] [--dead]\n"
+     "       tally results [REDIS] --submission S [--tasks DIR [--plugins "
+     "DIR]]"},
     {"rescore", cmd_rescore,
      "rescore [REDIS] --tasks DIR [--plugins DIR] SELECTION\n"
      "                     [--dry-run] [--threads N] [--wait SECONDS] "

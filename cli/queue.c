@@ -173,8 +173,19 @@ bad_usage:
 
 /* What tally status shows. Counts are 0 when a key or the group is
  * missing; -1 means Redis did not say (lag and entries read). */
+/* A stream tally writes, as tally status shows it. */
+typedef struct stream_info_s {
+  const char *name;         /* results, public, changes or dead */
+  long long length, memory; /* memory -1: Redis did not say */
+  char oldest[64];          /* the oldest entry's ID, "" for none */
+  long long age_ms;         /* of the oldest entry, by Redis's clock */
+} stream_info_t;
+
+#define NSTREAMS 4
+
 typedef struct status_s {
   long long jobs, dead, results;
+  stream_info_t streams[NSTREAMS];
   bool group;
   long long pending, lag, entries_read;
   const char *last_id;   /* in groups, or NULL */
@@ -196,12 +207,55 @@ static int stream_len(remote_t *r, const char *key, long long *n) {
   return 0;
 }
 
+/* Length, oldest entry and memory of each stream tally writes, the ages
+ * by Redis's clock. Returns 0 or EXIT_CONFIG (printed). */
+static int streams_read(remote_t *r, status_t *st) {
+  static const char *const names[NSTREAMS] = {"results", "public", "changes",
+                                              "dead"};
+  redisReply *t =
+      cli_expect(r, remote_cmd(r, "TIME"), REDIS_REPLY_ARRAY, "TIME");
+  if (t == NULL)
+    return EXIT_CONFIG;
+  long long now = t->elements == 2 ? atoll(t->element[0]->str) * 1000 +
+                                         atoll(t->element[1]->str) / 1000
+                                   : 0;
+  freeReplyObject(t);
+  for (int i = 0; i < NSTREAMS; i++) {
+    stream_info_t *s = &st->streams[i];
+    s->name = names[i];
+    s->memory = -1;
+    char key[256];
+    snprintf(key, sizeof(key), "%s:%s", r->prefix, names[i]);
+    if (stream_len(r, key, &s->length) != 0)
+      return EXIT_CONFIG;
+    redisReply *x = cli_expect(r, remote_cmd(r, "XRANGE %s - + COUNT 1", key),
+                               REDIS_REPLY_ARRAY, "XRANGE");
+    if (x == NULL)
+      return EXIT_CONFIG;
+    if (x->elements > 0 && x->element[0]->type == REDIS_REPLY_ARRAY &&
+        x->element[0]->elements > 0 &&
+        cli_str_of(x->element[0]->element[0]) != NULL) {
+      snprintf(s->oldest, sizeof(s->oldest), "%s",
+               x->element[0]->element[0]->str);
+      s->age_ms = now - atoll(s->oldest);
+    }
+    freeReplyObject(x);
+    redisReply *m = remote_cmd(r, "MEMORY USAGE %s", key);
+    if (m == NULL)
+      return EXIT_CONFIG;
+    if (m->type == REDIS_REPLY_INTEGER)
+      s->memory = m->integer;
+    freeReplyObject(m);
+  }
+  return 0;
+}
+
 /* Fills st from Redis. Returns 0 or EXIT_CONFIG (printed). */
 static int status_read(remote_t *r, status_t *st) {
   st->lag = st->entries_read = -1;
   if (stream_len(r, r->jobs, &st->jobs) != 0 ||
       stream_len(r, r->dead, &st->dead) != 0 ||
-      stream_len(r, r->results, &st->results) != 0)
+      stream_len(r, r->results, &st->results) != 0 || streams_read(r, st) != 0)
     return EXIT_CONFIG;
   st->groups = remote_cmd(r, "XINFO GROUPS %s", r->jobs);
   if (st->groups == NULL)
@@ -309,6 +363,18 @@ static void status_text(const remote_t *r, const status_t *st) {
   }
   status_line("dead letters", "%lld in %s", st->dead, r->dead);
   status_line("results", "%lld in %s", st->results, r->results);
+  for (int i = 0; i < NSTREAMS; i++) {
+    const stream_info_t *s = &st->streams[i];
+    char label[32], mem[48] = "";
+    snprintf(label, sizeof(label), "stream %s", s->name);
+    if (s->memory >= 0)
+      snprintf(mem, sizeof(mem), ", %lld bytes", s->memory);
+    if (s->oldest[0] != '\0')
+      status_line(label, "%lld entries, oldest %s (%lld s old)%s", s->length,
+                  s->oldest, s->age_ms / 1000, mem);
+    else
+      status_line(label, "%lld entries%s", s->length, mem);
+  }
 }
 
 static void status_json(const remote_t *r, const status_t *st, tally_buf_t *b) {
@@ -350,7 +416,28 @@ static void status_json(const remote_t *r, const status_t *st, tally_buf_t *b) {
   tally_buf_putc(b, ']');
   cli_json_int(b, "dead", st->dead);
   cli_json_int(b, "results", st->results);
-  tally_buf_puts(b, "}\n");
+  tally_buf_puts(b, ",\"streams\":{");
+  for (int i = 0; i < NSTREAMS; i++) {
+    const stream_info_t *s = &st->streams[i];
+    if (i > 0)
+      tally_buf_putc(b, ',');
+    tally_json_str(b, s->name);
+    tally_buf_puts(b, ":{\"length\":");
+    char n[32];
+    snprintf(n, sizeof(n), "%lld", s->length);
+    tally_buf_puts(b, n);
+    cli_json_string(b, "oldest_id", s->oldest[0] ? s->oldest : NULL);
+    if (s->oldest[0])
+      cli_json_int(b, "oldest_age_ms", s->age_ms);
+    else
+      tally_buf_puts(b, ",\"oldest_age_ms\":null");
+    if (s->memory >= 0)
+      cli_json_int(b, "memory_bytes", s->memory);
+    else
+      tally_buf_puts(b, ",\"memory_bytes\":null");
+    tally_buf_putc(b, '}');
+  }
+  tally_buf_puts(b, "}}\n");
 }
 
 int cmd_status(int argc, char **argv) {
@@ -457,9 +544,95 @@ static bool entry_line(tally_buf_t *b, const char *id, const redisReply *fields,
   return true;
 }
 
+/* tally results --submission S: the result at the submission record's
+ * result_entry; when retention trimmed it (or it never had one), the
+ * stored job scored again with the task configs of --tasks, marked
+ * "rebuilt": true, and said so on stderr. Returns an exit status. */
+static int submission_result(remote_t *r, const char *sub,
+                             const char *plugin_dir, const char *tasks) {
+  char key[1024];
+  snprintf(key, sizeof(key), "%s:submission:%s", r->prefix, sub);
+  redisReply *h = cli_expect(
+      r, remote_cmd(r, "HMGET %s result_entry job entry scored error", key),
+      REDIS_REPLY_ARRAY, "HMGET");
+  if (h == NULL)
+    return EXIT_CONFIG;
+  const char *entry = cli_str_of(h->element[0]);
+  const redisReply *job = h->element[1];
+  int status = 0;
+  if (job->type != REDIS_REPLY_STRING) {
+    fprintf(stderr, "tally: no submission %s (%s does not exist)\n", sub, key);
+    freeReplyObject(h);
+    return EXIT_JOB_FAILED;
+  }
+  if (entry != NULL) {
+    redisReply *x = cli_expect(
+        r, remote_cmd(r, "XRANGE %s %s %s", r->results, entry, entry),
+        REDIS_REPLY_ARRAY, "XRANGE");
+    if (x == NULL) {
+      freeReplyObject(h);
+      return EXIT_CONFIG;
+    }
+    if (x->elements == 1) {
+      tally_buf_t b;
+      tally_buf_init(&b);
+      if (entry_line(&b, entry, x->element[0]->element[1], false))
+        fwrite(b.data, 1, b.len, stdout);
+      tally_buf_close(&b);
+      freeReplyObject(x);
+      freeReplyObject(h);
+      return cli_flush_stdout(0, "the result");
+    }
+    freeReplyObject(x);
+  }
+  const char *why = entry != NULL ? "was trimmed from" : "is not in";
+  if (tasks == NULL) {
+    fprintf(stderr,
+            "tally: the result of submission %s %s %s; give --tasks DIR to "
+            "rebuild it from the stored job with the current config\n",
+            sub, why, r->results);
+    freeReplyObject(h);
+    return EXIT_JOB_FAILED;
+  }
+  cli_t c;
+  status = cli_load(&c, plugin_dir, tasks);
+  if (status == 0) {
+    tally_engine_t e;
+    tally_buf_t out, extra;
+    tally_engine_init(&e, &c.tasks);
+    e.add_version = true;
+    tally_buf_init(&out);
+    tally_buf_init(&extra);
+    tally_buf_puts(&extra, "\"id\":");
+    tally_json_str(&extra, cli_str_of(h->element[2]) ? h->element[2]->str : "");
+    tally_buf_puts(&extra, ",\"rebuilt\":true");
+    int rc = tally_engine_score(&e, job->str, job->len, extra.data, &out);
+    if (rc == TALLY_ENOMEM || extra.oom || out.oom) {
+      fprintf(stderr, "tally: out of memory\n");
+      status = EXIT_CONFIG;
+    } else {
+      fprintf(stderr,
+              "tally: the result of submission %s %s %s: rebuilt from the "
+              "stored job with the current config%s\n",
+              sub, why, r->results,
+              rc == TALLY_EJOB ? ", which cannot score it" : "");
+      tally_buf_putc(&out, '\n');
+      fwrite(out.data, 1, out.len, stdout);
+      status = rc == TALLY_EJOB ? EXIT_JOB_FAILED : 0;
+    }
+    tally_buf_close(&extra);
+    tally_buf_close(&out);
+    tally_engine_close(&e);
+  }
+  cli_close(&c);
+  freeReplyObject(h);
+  return cli_flush_stdout(status, "the result");
+}
+
 int cmd_results(int argc, char **argv) {
   remote_t r;
   const char *from = "$";
+  const char *submission = NULL, *tasks = NULL, *plugins = NULL;
   long count = 0; /* 0: no limit */
   bool follow = true, dead = false;
   remote_init(&r);
@@ -478,8 +651,23 @@ int cmd_results(int argc, char **argv) {
       follow = false;
     else if (strcmp(argv[i], "--dead") == 0)
       dead = true;
+    else if (strcmp(argv[i], "--submission") == 0 && i + 1 < argc)
+      submission = argv[++i];
+    else if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc)
+      tasks = argv[++i];
+    else if (strcmp(argv[i], "--plugins") == 0 && i + 1 < argc)
+      plugins = argv[++i];
     else
       goto bad_usage;
+  }
+  if ((tasks != NULL || plugins != NULL) && submission == NULL)
+    goto bad_usage;
+  if (submission != NULL) {
+    int st = remote_open(&r);
+    if (st == 0)
+      st = submission_result(&r, submission, plugins, tasks);
+    remote_close(&r);
+    return st;
   }
 
   int status = remote_open(&r);

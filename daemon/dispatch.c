@@ -270,10 +270,82 @@ static void refresh_lease(tally_dispatch_t *d) {
     d->lease_busy = true;
 }
 
+/* Retention: the streams tally writes, in the order of retain_counts. */
+static const char *const retained[] = {"results", "public", "changes", "dead"};
+
+static void on_trim(tally_redis_t *r, redisReply *reply, void *priv) {
+  tally_dispatch_t *d = r->data;
+  (void)priv;
+  d->retain_busy = false;
+  if (reply == NULL || d->closing)
+    return;
+  if (reply->type == REDIS_REPLY_ERROR) {
+    tally__reply_error(d, r, "trimming the streams", reply);
+    return;
+  }
+  for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i < reply->elements &&
+                     i < sizeof(retained) / sizeof(retained[0]);
+       i++) {
+    const redisReply *e = reply->element[i];
+    if (e->type != REDIS_REPLY_ARRAY || e->elements < 2 ||
+        e->element[0]->type != REDIS_REPLY_INTEGER ||
+        e->element[0]->integer <= 0)
+      continue;
+    d->stats.trimmed += (uint64_t)e->element[0]->integer;
+    tally_log(d->opt.log, TALLY_LOG_INFO, "retain",
+              "trimmed %lld entries from %s:%s, %lld left",
+              e->element[0]->integer, d->opt.prefix, retained[i],
+              e->element[1]->type == REDIS_REPLY_INTEGER
+                  ? e->element[1]->integer
+                  : -1LL);
+  }
+}
+
+/* Trims the streams by age and count (trim.lua), one call at a time. */
+static void retain(tally_dispatch_t *d, uint64_t now) {
+  if (d->opt.retain_every_ms == 0 || !d->ready || d->retain_busy ||
+      d->closing || d->fatal || now < d->retain_next)
+    return;
+  d->retain_next = now + d->opt.retain_every_ms;
+  enum { N = sizeof(retained) / sizeof(retained[0]) };
+  char keys[2 * N][160], nums[1 + 2 * N][24];
+  const char *argv[3 + 2 * N + 1 + 2 * N];
+  size_t lens[sizeof(argv) / sizeof(argv[0])];
+  int argc = 0;
+  argv[argc++] = "EVAL";
+  argv[argc++] = tally_lua_trim;
+  snprintf(nums[0], sizeof(nums[0]), "%d", 2 * N);
+  argv[argc++] = nums[0];
+  for (int i = 0; i < N; i++) {
+    snprintf(keys[i], sizeof(keys[i]), "%s:%s", d->opt.prefix, retained[i]);
+    snprintf(keys[N + i], sizeof(keys[N + i]), "%s:retain:%s", d->opt.prefix,
+             retained[i]);
+  }
+  for (int i = 0; i < 2 * N; i++)
+    argv[argc++] = keys[i];
+  /* 0: the script reads Redis's clock, which made the stream IDs. */
+  const char *clock = "0";
+  argv[argc++] = clock;
+  for (int i = 0; i < N; i++) {
+    snprintf(nums[1 + 2 * i], sizeof(nums[0]), "%llu",
+             (unsigned long long)d->opt.retain_age_ms);
+    snprintf(nums[2 + 2 * i], sizeof(nums[0]), "%llu",
+             (unsigned long long)d->opt.retain_counts[i]);
+    argv[argc++] = nums[1 + 2 * i];
+    argv[argc++] = nums[2 + 2 * i];
+  }
+  for (int i = 0; i < argc; i++)
+    lens[i] = strlen(argv[i]);
+  if (tally_redis_command(&d->wr, d->opt.command_timeout_ms, on_trim, NULL,
+                          argc, argv, lens) == 0)
+    d->retain_busy = true;
+}
+
 static void on_tick(uv_timer_t *t) {
   tally_dispatch_t *d = t->data;
   uint64_t now = uv_now(d->loop);
   refresh_lease(d);
+  retain(d, now);
   if (now >= d->next_stats) {
     d->next_stats = now + STATS_EVERY_MS;
     log_stats(d);

@@ -31,6 +31,12 @@ typedef struct tally_dispatch_options_s {
   unsigned max_inflight;       /* jobs read and not yet posted, at most */
   uint64_t command_timeout_ms; /* watchdog of every command but reads */
   uint64_t block_ms;           /* BLOCK of each read */
+  /* Retention (trim.lua): the age in ms and the counts of the results,
+   * public, changes and dead streams, 0 for no limit; retain_every_ms 0
+   * trims never. */
+  uint64_t retain_age_ms;
+  uint64_t retain_counts[4];
+  uint64_t retain_every_ms;
   tally_log_t *log;
   tally_pool_t *pool; /* borrowed; its done_cb must be tally_dispatch_done
                          and its data this dispatcher */
@@ -52,6 +58,7 @@ typedef struct tally_dispatch_options_s {
 /* Counters, for the log and the tests. */
 typedef struct tally_dispatch_stats_s {
   uint64_t read;     /* entries taken: new, own history or claimed */
+  uint64_t trimmed;  /* stream entries removed by retention */
   uint64_t scored;   /* results posted */
   uint64_t tokens;   /* token jobs posted */
   uint64_t stale;    /* results posted but scored with an old config */
@@ -91,6 +98,8 @@ struct tally_dispatch_s {
   uint64_t lease_next;    /* when to refresh the lease */
   uint64_t lease_waiting; /* since when another holds it at start; 0 */
   bool lease_busy;        /* a refresh in flight */
+  uint64_t retain_next;   /* when to trim the streams next */
+  bool retain_busy;       /* a trim in flight */
   bool fatal;             /* fatal_cb has run */
   tally_call_t scratch;   /* arguments of the call being sent */
   tally__job_t **table;   /* jobs by entry id */

@@ -81,6 +81,9 @@ static const char *const levels[] = {"debug", "info", "warn", "error", NULL};
 
 #define AT(field) offsetof(tally_settings_t, field)
 
+/* The largest count a stream may be told to keep. */
+#define RETAIN_MAX 1000000000000ull
+
 /* Every setting. The minimums: a claim below a second would take jobs from
  * consumers that are merely busy; max_job_bytes leaves 1 MiB of the
  * worker frame (64 MiB) for the rest of a batch. */
@@ -111,6 +114,18 @@ static const setting_t settings[] = {
     {"tally", "--tally", set_path, AT(tally), 1, PATH_BYTES, NULL},
     {"auto_rescore", "--auto-rescore", set_bool, AT(auto_rescore), 0, 0, NULL},
     {"pidfile", "--pidfile", set_path, AT(pidfile), 1, PATH_BYTES, NULL},
+    {"retain_age", "--retain-age", set_u64, AT(retain_age), 0, 3650ull * DAY_MS,
+     NULL},
+    {"retain_results", "--retain-results", set_u64, AT(retain_results), 0,
+     RETAIN_MAX, NULL},
+    {"retain_public", "--retain-public", set_u64, AT(retain_public), 0,
+     RETAIN_MAX, NULL},
+    {"retain_changes", "--retain-changes", set_u64, AT(retain_changes), 0,
+     RETAIN_MAX, NULL},
+    {"retain_dead", "--retain-dead", set_u64, AT(retain_dead), 0, RETAIN_MAX,
+     NULL},
+    {"retain_every", "--retain-every", set_u64, AT(retain_every), 1000, DAY_MS,
+     NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -164,6 +179,18 @@ const char tally_settings_usage[] =
     "                        stale (default: true)\n"
     "  --pidfile FILE        write tallyd's pid to FILE while it runs\n"
     "                        (default: none)\n"
+    "  --retain-age MS       trim entries older than this from the results,\n"
+    "                        public, changes and dead streams; 0 keeps them\n"
+    "                        (default: 604800000, a week)\n"
+    "  --retain-results N    keep at least the last N results, trim older\n"
+    "                        ones; 0: no count limit (default: 200000)\n"
+    "  --retain-public N     the same for the public stream (default:\n"
+    "                        1000000)\n"
+    "  --retain-changes N    the same for the changes stream (default:\n"
+    "                        1000000)\n"
+    "  --retain-dead N       the same for the dead letters (default: 100000)\n"
+    "  --retain-every MS     how often to trim, 1000-86400000 (default:\n"
+    "                        10000)\n"
     "  --config FILE         read settings from a JSON object in FILE\n"
     "  --help                print this text and exit\n";
 
@@ -209,6 +236,12 @@ int tally_settings_init(tally_settings_t *s) {
   memset(s, 0, sizeof(*s));
   s->workers = default_workers();
   s->claim_idle = 30000;
+  s->retain_age = 7 * DAY_MS;
+  s->retain_results = 200000;
+  s->retain_public = 1000000;
+  s->retain_changes = 1000000;
+  s->retain_dead = 100000;
+  s->retain_every = 10000;
   s->job_timeout = 1000;
   s->drain_timeout = 10000;
   s->max_deliveries = 3;

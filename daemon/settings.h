@@ -31,7 +31,16 @@ typedef struct tally_settings_s {
   char *tally;        /* --tally PATH: default tally beside tallyd */
   bool auto_rescore;  /* --auto-rescore true|false: default true */
   char *pidfile;      /* --pidfile FILE, or NULL */
-  char *config;       /* --config FILE, or NULL */
+  /* Retention of the streams tally writes (docs/operations.md): an age
+   * in ms and a count per stream, 0 for no limit, checked every
+   * retain_every ms. */
+  uint64_t retain_age;     /* --retain-age MS: default 7 days */
+  uint64_t retain_results; /* --retain-results N: default 200000 */
+  uint64_t retain_public;  /* --retain-public N: default 1000000 */
+  uint64_t retain_changes; /* --retain-changes N: default 1000000 */
+  uint64_t retain_dead;    /* --retain-dead N: default 100000 */
+  uint64_t retain_every;   /* --retain-every MS: default 10000 */
+  char *config;            /* --config FILE, or NULL */
 } tally_settings_t;
 
 /* Sets the defaults. Every string is malloc'ed and owned by s. Never

@@ -42,6 +42,9 @@ extern const char tally_lua_lock_refresh[];
 extern const char tally_lua_lock_release[];
 extern const char tally_lua_rescore_begin[];
 extern const char tally_lua_rescore_finish[];
+/* The retention script (trim.lua): XTRIM MINID of the streams tally
+ * writes, by age and by count, within what consumer groups still need. */
+extern const char tally_lua_trim[];
 
 /* The Lua library the post and rescore scripts share, which keeps the
  * contest state of docs/contest.md. Tests run its functions with a

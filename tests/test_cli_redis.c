@@ -301,6 +301,15 @@ Test(cli_redis, status_counts_pending_entries_per_consumer) {
   cr_expect_str_eq(ts_str_at(j, "consumers[1].name"), "c2");
   cr_expect_eq(ts_num_at(j, "consumers[1].pending"), 1);
   cr_expect(ts_num_at(j, "consumers[1].idle_ms") >= 0);
+  /* Each stream tally writes: length, oldest entry and its age, memory. */
+  cr_expect_eq(ts_num_at(j, "streams.results.length"), 2);
+  cr_expect_not_null(ts_str_at(j, "streams.results.oldest_id"));
+  cr_expect(ts_num_at(j, "streams.results.oldest_age_ms") >= 0);
+  cr_expect(ts_num_at(j, "streams.results.memory_bytes") > 0);
+  cr_expect_eq(ts_num_at(j, "streams.dead.length"), 1);
+  cr_expect_eq(ts_num_at(j, "streams.public.length"), 0);
+  cr_expect(cJSON_IsNull(ts_at(j, "streams.public.oldest_id")));
+  cr_expect(cJSON_IsNull(ts_at(j, "streams.changes.memory_bytes")));
   cJSON_Delete(j);
   tc_run_free(&r);
 
@@ -315,6 +324,8 @@ Test(cli_redis, status_counts_pending_entries_per_consumer) {
       "  c2             1 pending, idle ",
       "dead letters     1 in tally:dead\n",
       "results          2 in tally:results\n",
+      "stream results   2 entries, oldest ",
+      "stream public    0 entries\n",
   };
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
     cr_expect(strstr(r.out, want[i]) != NULL, "missing %s in:\n%s", want[i],
