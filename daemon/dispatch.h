@@ -99,11 +99,15 @@ struct tally_dispatch_s {
   uint64_t lease_waiting; /* since when another holds it at start; 0 */
   bool lease_busy;        /* a refresh in flight */
   uint64_t retain_next;   /* when to trim the streams next */
-  bool retain_busy;       /* a trim in flight */
-  bool fatal;             /* fatal_cb has run */
-  tally_call_t scratch;   /* arguments of the call being sent */
-  tally__job_t **table;   /* jobs by entry id */
-  size_t table_size;      /* a power of two */
+  /* Redis full (OOM replies): since when, until when nothing is sent,
+   * the backoff, when it was last said, and the refusals since. */
+  uint64_t full_since, full_until, full_backoff, full_logged;
+  uint64_t full_refusals;
+  bool retain_busy;     /* a trim in flight */
+  bool fatal;           /* fatal_cb has run */
+  tally_call_t scratch; /* arguments of the call being sent */
+  tally__job_t **table; /* jobs by entry id */
+  size_t table_size;    /* a power of two */
   size_t njobs;
   tally__job_t *post_q, *post_tail;       /* outcomes waiting to be posted */
   tally__job_t *retry_q, *retry_tail;     /* failed jobs to count and resend */

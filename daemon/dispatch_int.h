@@ -84,6 +84,10 @@ void tally__reply_error(tally_dispatch_t *d, tally_redis_t *r, const char *what,
                         const redisReply *reply);
 void tally__claim(tally_dispatch_t *d);
 void tally__pump(tally_dispatch_t *d);
+/* Redis is full: true while writes wait out the backoff of OOM replies;
+ * tally__room_again after a write that went through. */
+bool tally__full(tally_dispatch_t *d);
+void tally__room_again(tally_dispatch_t *d);
 
 /* dispatch_post.c: sending the queued script calls. */
 void tally__flush(tally_dispatch_t *d);

@@ -59,6 +59,7 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
     return;
   }
   tally_redis_healthy(r);
+  tally__room_again(d);
   bool stale = false;
   for (unsigned i = 0; i < c->n; i++) {
     tally__job_t *j = c->jobs[i];
@@ -362,7 +363,7 @@ void tally__flush(tally_dispatch_t *d) {
    * is handed back, for the next daemon to take from the start. */
   while (d->drain_phase >= 1 && d->fetch_q)
     tally__queue_release(d, tally__dequeue(&d->fetch_q, &d->fetch_tail));
-  if (!d->ready || d->closing)
+  if (!d->ready || d->closing || tally__full(d))
     return;
   while (d->calls < MAX_CALLS && d->post_q && send_posts(d))
     ;

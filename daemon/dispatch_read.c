@@ -131,8 +131,63 @@ static size_t accept_triples(tally_dispatch_t *d, const redisReply *r,
 
 /* Error replies that mean the server or the group must be set up again:
  * the connection is reset and, after a backoff, initialised again. */
+/* How often tallyd says that Redis is full, and its longest backoff. */
+#define FULL_SAY_EVERY_MS 10000
+#define FULL_BACKOFF_MAX_MS 5000
+
+bool tally__full(tally_dispatch_t *d) {
+  return d->full_until > uv_now(d->loop);
+}
+
+void tally__room_again(tally_dispatch_t *d) {
+  if (d->full_since == 0)
+    return;
+  tally_log(d->opt.log, TALLY_LOG_INFO, "redis.full.over",
+            "Redis has room again: %llu writes were refused over %llu ms, "
+            "and are done now",
+            (unsigned long long)d->full_refusals,
+            (unsigned long long)(uv_now(d->loop) - d->full_since));
+  d->full_since = d->full_until = d->full_backoff = d->full_logged = 0;
+  d->full_refusals = 0;
+}
+
+/* An OOM reply: Redis is at maxmemory and evicts nothing. What was
+ * refused is queued again already; nothing is sent for a backoff that
+ * doubles to 5 s, the connection stays, and the log says so once every
+ * 10 s. */
+static void redis_full(tally_dispatch_t *d, const char *what,
+                       const redisReply *reply) {
+  uint64_t now = uv_now(d->loop);
+  if (d->full_since == 0) {
+    d->full_since = now;
+    d->full_backoff = 250;
+  } else if (d->full_backoff < FULL_BACKOFF_MAX_MS) {
+    d->full_backoff *= 2;
+  }
+  if (d->full_backoff > FULL_BACKOFF_MAX_MS)
+    d->full_backoff = FULL_BACKOFF_MAX_MS;
+  d->full_until = now + d->full_backoff;
+  d->full_refusals++;
+  if (d->full_logged != 0 && now - d->full_logged < FULL_SAY_EVERY_MS)
+    return;
+  d->full_logged = now;
+  tally_log(d->opt.log, TALLY_LOG_WARN, "redis.full",
+            "Redis is full (maxmemory reached and nothing may be evicted): "
+            "%s was refused (%.200s); %llu writes refused in %llu ms; the "
+            "jobs stay pending and are tried again every %llu ms until "
+            "memory is freed (trim streams, raise maxmemory)",
+            what, reply->str, (unsigned long long)d->full_refusals,
+            (unsigned long long)(now - d->full_since),
+            (unsigned long long)d->full_backoff);
+}
+
 void tally__reply_error(tally_dispatch_t *d, tally_redis_t *r, const char *what,
                         const redisReply *reply) {
+  if (strncmp(reply->str, "OOM", 3) == 0 || strstr(reply->str, " OOM ") ||
+      strstr(reply->str, "-OOM ")) {
+    redis_full(d, what, reply);
+    return;
+  }
   char why[512];
   snprintf(why, sizeof(why), "%s failed: %s", what, reply->str);
   tally_log(d->opt.log, TALLY_LOG_WARN, "redis.error", "%s", why);
@@ -305,6 +360,8 @@ void tally__claim(tally_dispatch_t *d) {
 
 /* Lets work in: history first, then new entries and claims. */
 void tally__pump(tally_dispatch_t *d) {
+  if (tally__full(d))
+    return;
   history_next(d);
   read_more(d);
   tally__claim(d);
