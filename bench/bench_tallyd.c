@@ -25,6 +25,7 @@
 #include "bench_support.h"
 #include "bench_tallyd.h"
 #include "engine/engine.h"
+#include "redis/scripts.h"
 #include "redis_fixture.h"
 
 /* ---- What the bench started, stopped at exit --------------------------- */
@@ -354,18 +355,46 @@ static bool record_key(const run_t *r, const char *body, size_t len, char *key,
   return true;
 }
 
-/* Follows the results stream until every job's result has come. To keep
- * Redis's memory bounded, after each read it trims the results it has
- * read (XTRIM MINID) and deletes their submission records. */
+/* The value of field name in a stream entry's fields, or NULL. */
+static const redisReply *entry_field(const redisReply *f, const char *name) {
+  for (size_t k = 0; k + 1 < f->elements; k += 2)
+    if (f->element[k]->len == strlen(name) &&
+        memcmp(f->element[k]->str, name, f->element[k]->len) == 0)
+      return f->element[k + 1];
+  return NULL;
+}
+
+/* Counts one result that arrived at t, entry e of the results stream,
+ * with its body; false when the body names no job. */
+static bool arrived(run_t *r, const redisReply *e, const char *body, size_t len,
+                    int64_t t, char *record, size_t reclen) {
+  sid_t id;
+  if (!result_job_id(body, len, &id))
+    return false;
+  r->arr_ids[r->got] = id;
+  r->arr_posted_ms[r->got] = parse_sid(e->element[0]->str).ms;
+  r->arr_us[r->got] = t;
+  r->got++;
+  r->result_bytes += (double)len;
+  return record_key(r, body, len, record, reclen);
+}
+
+/* Follows the results stream until every job's result has come, as a
+ * platform does: tallyd's entries name the key of their result, which it
+ * reads (one pipelined GET each); the bare cycle's hold the result. To
+ * keep Redis's memory bounded, after each read it trims the results it
+ * has read (XTRIM MINID) and deletes their submission records and
+ * result keys. */
 static void *follower(void *arg) {
   run_t *r = arg;
   redisContext *c = bench_connect(r->sock);
   char key[64], last[48];
   snprintf(key, sizeof(key), "%s:results", r->prefix);
   snprintf(last, sizeof(last), "%s", r->start);
-  static char keys[READ_COUNT][64];
-  const char *argv[READ_COUNT + 1];
-  size_t lens[READ_COUNT + 1];
+  static char keys[2 * READ_COUNT][TALLY_RESULT_KEY_MAX];
+  const char *argv[2 * READ_COUNT + 1];
+  size_t lens[2 * READ_COUNT + 1];
+  const redisReply *entry_of[READ_COUNT];
   int64_t last_arrival = bench_now_us();
   while (r->got < r->count) {
     if (atomic_load(&r->stop) || interrupted)
@@ -395,28 +424,50 @@ static void *follower(void *arg) {
     int nkeys = 0;
     argv[0] = "DEL";
     lens[0] = 3;
+    int ngets = 0;
     for (size_t i = 0; i < entries->elements; i++) {
       const redisReply *e = entries->element[i];
       const redisReply *f = e->element[1];
       snprintf(last, sizeof(last), "%s", e->element[0]->str);
-      if (f->elements < 2 || r->got >= r->count)
+      if (r->got + ngets >= r->count)
         continue;
-      const redisReply *body = f->element[1];
-      sid_t id;
-      if (!result_job_id(body->str, body->len, &id))
-        continue;
-      r->arr_ids[r->got] = id;
-      r->arr_posted_ms[r->got] = parse_sid(e->element[0]->str).ms;
-      r->arr_us[r->got] = t;
-      r->got++;
-      r->result_bytes += (double)body->len;
-      if (record_key(r, body->str, body->len, keys[nkeys], sizeof(keys[0]))) {
+      const redisReply *key = entry_field(f, "body");
+      const redisReply *body = entry_field(f, "result");
+      if (key != NULL) {
+        redisAppendCommand(c, "GET %b", key->str, key->len);
+        snprintf(keys[nkeys], sizeof(keys[0]), "%s", key->str);
+        argv[nkeys + 1] = keys[nkeys];
+        lens[nkeys + 1] = key->len;
+        nkeys++;
+        entry_of[ngets++] = e;
+      } else if (body != NULL && arrived(r, e, body->str, body->len, t,
+                                         keys[nkeys], sizeof(keys[0]))) {
         argv[nkeys + 1] = keys[nkeys];
         lens[nkeys + 1] = strlen(keys[nkeys]);
         nkeys++;
       }
     }
+    for (int g = 0; g < ngets; g++) {
+      redisReply *v = NULL;
+      if (redisGetReply(c, (void **)&v) != REDIS_OK ||
+          v->type != REDIS_REPLY_STRING) {
+        snprintf(r->follow_err, sizeof(r->follow_err), "GET of a result: %s",
+                 v == NULL ? c->errstr : "the result's key is gone");
+        atomic_store(&r->stop, true);
+        freeReplyObject(v);
+        break;
+      }
+      if (arrived(r, entry_of[g], v->str, v->len, t, keys[nkeys],
+                  sizeof(keys[0]))) {
+        argv[nkeys + 1] = keys[nkeys];
+        lens[nkeys + 1] = strlen(keys[nkeys]);
+        nkeys++;
+      }
+      freeReplyObject(v);
+    }
     freeReplyObject(reply);
+    if (atomic_load(&r->stop))
+      break;
     redisAppendCommand(c, "XTRIM %s MINID %s", key, last);
     if (nkeys > 0)
       redisAppendCommandArgv(c, nkeys + 1, argv, lens);

@@ -521,27 +521,58 @@ static void json_field(tally_buf_t *b, const char *before, const char *name,
     tally_json_str(b, v->str);
 }
 
-/* Writes the line for one stream entry into b: the result's JSON, or for
- * a dead letter an object made of its fields. Returns false (after saying
- * so) for an entry without a result. */
-static bool entry_line(tally_buf_t *b, const char *id, const redisReply *fields,
-                       bool dead) {
+/* Appends the result stored at the body key an entry names, and returns
+ * 1; 0 (said on stderr) when the body is gone, -1 when Redis failed. */
+static int body_line(remote_t *r, tally_buf_t *b, const char *id,
+                     const redisReply *fields, const redisReply *key) {
+  redisReply *v = remote_cmd(r, "GET %b", key->str, key->len);
+  if (v == NULL ||
+      (v->type != REDIS_REPLY_STRING && v->type != REDIS_REPLY_NIL)) {
+    cli_expect(r, v, REDIS_REPLY_STRING, "GET");
+    return -1;
+  }
+  if (v->type == REDIS_REPLY_NIL) {
+    const redisReply *s = cli_field(fields, "submission");
+    fprintf(stderr,
+            "tally: entry %s: its result (%s) is gone, trimmed or expired%s%s"
+            "%s\n",
+            id, key->str, cli_str_of(s) ? "; tally results --submission " : "",
+            cli_str_of(s) ? s->str : "", cli_str_of(s) ? " rebuilds it" : "");
+    freeReplyObject(v);
+    return 0;
+  }
+  tally_buf_put(b, v->str, v->len);
+  tally_buf_putc(b, '\n');
+  freeReplyObject(v);
+  return 1;
+}
+
+/* Writes the line for one stream entry into b: the result's JSON (from the
+ * body key the entry names; an entry written before results had bodies
+ * holds it in "result"), or for a dead letter an object made of its
+ * fields. Returns 1; 0 (after saying so) for an entry without a result;
+ * -1 when Redis failed (said). */
+static int entry_line(remote_t *r, tally_buf_t *b, const char *id,
+                      const redisReply *fields, bool dead) {
   if (dead) {
     json_field(b, "{", "id", fields);
     json_field(b, ",", "error", fields);
     json_field(b, ",", "deliveries", fields);
     json_field(b, ",", "job", fields);
     tally_buf_puts(b, "}\n");
-    return true;
+    return 1;
   }
+  const redisReply *key = cli_field(fields, "body");
+  if (cli_str_of(key) != NULL)
+    return body_line(r, b, id, fields, key);
   const redisReply *v = cli_field(fields, "result");
   if (v == NULL || v->type != REDIS_REPLY_STRING) {
     fprintf(stderr, "tally: entry %s has no result field\n", id);
-    return false;
+    return 0;
   }
   tally_buf_put(b, v->str, v->len);
   tally_buf_putc(b, '\n');
-  return true;
+  return 1;
 }
 
 /* tally results --submission S: the result at the submission record's
@@ -573,17 +604,20 @@ static int submission_result(remote_t *r, const char *sub,
       freeReplyObject(h);
       return EXIT_CONFIG;
     }
+    int got = 0;
     if (x->elements == 1) {
       tally_buf_t b;
       tally_buf_init(&b);
-      if (entry_line(&b, entry, x->element[0]->element[1], false))
+      got = entry_line(r, &b, entry, x->element[0]->element[1], false);
+      if (got > 0)
         fwrite(b.data, 1, b.len, stdout);
       tally_buf_close(&b);
-      freeReplyObject(x);
-      freeReplyObject(h);
-      return cli_flush_stdout(0, "the result");
     }
     freeReplyObject(x);
+    if (got != 0) {
+      freeReplyObject(h);
+      return got < 0 ? EXIT_CONFIG : cli_flush_stdout(0, "the result");
+    }
   }
   const char *why = entry != NULL ? "was trimmed from" : "is not in";
   if (tasks == NULL) {
@@ -720,7 +754,12 @@ int cmd_results(int argc, char **argv) {
         continue;
       snprintf(id, sizeof(id), "%s", e->element[0]->str);
       tally_buf_reset(&b);
-      if (!entry_line(&b, id, e->element[1], dead))
+      int got = entry_line(&r, &b, id, e->element[1], dead);
+      if (got < 0) {
+        status = EXIT_CONFIG;
+        break;
+      }
+      if (got == 0)
         continue;
       if (b.oom) {
         fprintf(stderr, "tally: out of memory\n");

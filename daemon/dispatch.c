@@ -309,7 +309,7 @@ static void retain(tally_dispatch_t *d, uint64_t now) {
   d->retain_next = now + d->opt.retain_every_ms;
   enum { N = sizeof(retained) / sizeof(retained[0]) };
   char keys[2 * N][160], nums[1 + 2 * N][24];
-  const char *argv[3 + 2 * N + 1 + 2 * N];
+  const char *argv[3 + 2 * N + 1 + 3 * N];
   size_t lens[sizeof(argv) / sizeof(argv[0])];
   int argc = 0;
   argv[argc++] = "EVAL";
@@ -333,6 +333,8 @@ static void retain(tally_dispatch_t *d, uint64_t now) {
              (unsigned long long)d->opt.retain_counts[i]);
     argv[argc++] = nums[1 + 2 * i];
     argv[argc++] = nums[2 + 2 * i];
+    /* Each result's body goes with its entry. */
+    argv[argc++] = strcmp(retained[i], "results") == 0 ? "1" : "0";
   }
   for (int i = 0; i < argc; i++)
     lens[i] = strlen(argv[i]);

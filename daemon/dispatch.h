@@ -54,6 +54,12 @@ typedef struct tally_dispatch_options_s {
 /* The consumer lease, <p>:consumer:<name>: held while a daemon runs with
  * that consumer name, refreshed every third of it, released on a drain. */
 #define TALLY_LEASE_MS 10000
+/* Jobs in one post call, at most. */
+#define TALLY_DISPATCH_POST_ITEMS 64
+/* How much longer than the retention age a result's body lives: its entry
+ * is trimmed first, and the body with it; the expiry only clears a body
+ * no entry names (written by a delivery that lost its job). */
+#define TALLY_BODY_GRACE_MS (24ull * 3600 * 1000)
 
 /* Counters, for the log and the tests. */
 typedef struct tally_dispatch_stats_s {
@@ -106,6 +112,15 @@ struct tally_dispatch_s {
   bool retain_busy;     /* a trim in flight */
   bool fatal;           /* fatal_cb has run */
   tally_call_t scratch; /* arguments of the call being sent */
+  /* The result bodies of the post call being sent, written before the
+   * script in the same transaction: SET key body [PX ttl]. */
+  struct {
+    char keys[TALLY_DISPATCH_POST_ITEMS][TALLY_RESULT_KEY_MAX];
+    const char *argv[TALLY_DISPATCH_POST_ITEMS + 1][5];
+    size_t lens[TALLY_DISPATCH_POST_ITEMS + 1][5];
+    int argc[TALLY_DISPATCH_POST_ITEMS + 1];
+    char ttl[24];
+  } bodies;
   tally__job_t **table; /* jobs by entry id */
   size_t table_size;    /* a power of two */
   size_t njobs;

@@ -12,7 +12,7 @@
 /* Script calls in flight on the write connection, at most. */
 #define MAX_CALLS 4
 /* Jobs in one post call, and their bytes, at most. */
-#define POST_ITEMS 64
+#define POST_ITEMS TALLY_DISPATCH_POST_ITEMS
 #define POST_BYTES (16u * 1024 * 1024)
 /* How often the counters are logged (when they moved). */
 #define STATS_EVERY_MS 10000
@@ -60,6 +60,7 @@ typedef struct call_s {
   unsigned n;
   tally__job_t *jobs[POST_ITEMS];
   uint32_t deliveries[POST_ITEMS]; /* as sent */
+  unsigned nbodies; /* the SETs before a post script, in one transaction */
 } call_t;
 
 /* dispatch_jobs.c: the job table and the queues. */

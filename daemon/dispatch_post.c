@@ -53,6 +53,15 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
   call_t *c = priv;
   tally_dispatch_t *d = c->d;
   d->calls--;
+  /* With bodies, EXEC's reply: the bodies' OKs, then the script's (or its
+   * error). Anything else is passed on whole, to be reported. */
+  if (c->nbodies > 0 && reply != NULL && reply->type == REDIS_REPLY_ARRAY) {
+    if (reply->elements != c->nbodies + 1) {
+      call_failed(d, r, c, JOB_POST, reply);
+      return;
+    }
+    reply = reply->element[c->nbodies];
+  }
   if (reply == NULL || reply->type != REDIS_REPLY_ARRAY ||
       reply->elements != c->n) {
     call_failed(d, r, c, JOB_POST, reply);
@@ -223,6 +232,7 @@ static call_t *call_new(tally_dispatch_t *d) {
   if (c != NULL) {
     c->d = d;
     c->n = 0;
+    c->nbodies = 0;
   }
   return c;
 }
@@ -237,6 +247,29 @@ static tally__job_t *call_take(call_t *c, tally__job_t **head,
   c->deliveries[c->n] = j->pj.deliveries;
   c->n++;
   return j;
+}
+
+/* Sets up body command i of the post call being sent: SET key body, with
+ * an expiry when streams are trimmed by age. Returns the key's length. */
+static size_t add_body(tally_dispatch_t *d, unsigned i, const tally__job_t *j,
+                       const char *body, size_t len) {
+  char *key = d->bodies.keys[i];
+  size_t klen = tally_result_key(key, TALLY_RESULT_KEY_MAX, d->opt.prefix,
+                                 j->id, j->pj.deliveries, d->opt.consumer);
+  const char **argv = d->bodies.argv[i];
+  size_t *lens = d->bodies.lens[i];
+  int n = 0;
+  argv[n] = "SET", lens[n++] = 3;
+  argv[n] = key, lens[n++] = klen;
+  argv[n] = body, lens[n++] = len;
+  if (d->opt.retain_age_ms > 0) {
+    snprintf(d->bodies.ttl, sizeof(d->bodies.ttl), "%llu",
+             (unsigned long long)(d->opt.retain_age_ms + TALLY_BODY_GRACE_MS));
+    argv[n] = "PX", lens[n++] = 2;
+    argv[n] = d->bodies.ttl, lens[n++] = strlen(d->bodies.ttl);
+  }
+  d->bodies.argc[i] = n;
+  return klen;
 }
 
 static bool send_posts(tally_dispatch_t *d) {
@@ -255,12 +288,37 @@ static bool send_posts(tally_dispatch_t *d) {
      * extra parts, when there is one. */
     bool token = strcmp(j->kind, "token") == 0;
     const char *body = token ? j->token : j->body;
+    size_t body_len = token ? j->token_len : j->body_len;
+    if (strcmp(j->kind, "result") == 0) {
+      /* The body goes to its own key before the script, which sees only
+       * the key (the prefix and the consumer are short enough that it
+       * always fits). */
+      body_len = add_body(d, c->nbodies++, j, body ? body : "", body_len);
+      body = d->bodies.keys[c->nbodies - 1];
+    }
     tally_post_extra_t x;
     tally_call_post(k, j->id, j->pj.deliveries, j->kind, body ? body : "",
-                    token ? j->token_len : j->body_len, j->record,
-                    post_extra(j, &x));
+                    body_len, j->record, post_extra(j, &x));
   }
-  return send_call(d, c, on_post, JOB_POST);
+  /* MULTI, the bodies, the script, EXEC. */
+  unsigned n = c->nbodies;
+  d->bodies.argc[n] = k->argc;
+  const char *const *argv[POST_ITEMS + 1];
+  const size_t *lens[POST_ITEMS + 1];
+  for (unsigned i = 0; i <= n; i++) {
+    argv[i] = i < n ? d->bodies.argv[i] : k->argv;
+    lens[i] = i < n ? d->bodies.lens[i] : k->argvlen;
+  }
+  if (n == 0)
+    return send_call(d, c, on_post, JOB_POST);
+  if (tally_redis_transaction(&d->wr, d->opt.command_timeout_ms, on_post, c,
+                              n + 1, d->bodies.argc, argv, lens) != 0) {
+    tally__requeue(d, c, JOB_POST);
+    free(c);
+    return false;
+  }
+  d->calls++;
+  return true;
 }
 
 static bool send_releases(tally_dispatch_t *d) {

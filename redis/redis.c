@@ -786,6 +786,86 @@ int tally_redis_command(tally_redis_t *r, uint64_t timeout_ms,
   return 0;
 }
 
+/* A transaction in flight: MULTI, the queued commands and EXEC each hold
+ * a reference. A queued command refused (an OOM when memory is full)
+ * makes EXEC fail with EXECABORT; the caller is given the refusal
+ * instead, which names the cause. */
+typedef struct tx_s {
+  unsigned refs;
+  tally_redis_cb cb;
+  void *privdata;
+  char *err; /* the first refusal of a queued command, or NULL */
+  size_t errlen;
+} tx_t;
+
+static void tx_unref(tx_t *t) {
+  if (--t->refs > 0)
+    return;
+  free(t->err);
+  free(t);
+}
+
+static void on_tx_part(tally_redis_t *r, redisReply *reply, void *priv) {
+  tx_t *t = priv;
+  (void)r;
+  if (reply != NULL && reply->type == REDIS_REPLY_ERROR && t->err == NULL) {
+    t->err = malloc(reply->len + 1);
+    if (t->err != NULL) {
+      memcpy(t->err, reply->str, reply->len);
+      t->err[reply->len] = '\0';
+      t->errlen = reply->len;
+    }
+  }
+  tx_unref(t);
+}
+
+static void on_tx_exec(tally_redis_t *r, redisReply *reply, void *priv) {
+  tx_t *t = priv;
+  if (reply != NULL && reply->type == REDIS_REPLY_ERROR && t->err != NULL) {
+    redisReply refused = {
+        .type = REDIS_REPLY_ERROR, .str = t->err, .len = t->errlen};
+    t->cb(r, &refused, t->privdata);
+  } else {
+    t->cb(r, reply, t->privdata);
+  }
+  tx_unref(t);
+}
+
+int tally_redis_transaction(tally_redis_t *r, uint64_t timeout_ms,
+                            tally_redis_cb cb, void *privdata, unsigned n,
+                            const int *argc, const char *const *const *argv,
+                            const size_t *const *argvlen) {
+  tx_t *t = calloc(1, sizeof(*t));
+  if (t == NULL)
+    return TALLY_ENOMEM;
+  t->cb = cb;
+  t->privdata = privdata;
+  t->refs = 1; /* the sender's, until every part is sent */
+  const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
+  const size_t multi_len[] = {5}, exec_len[] = {4};
+  int rc = 0;
+  for (unsigned i = 0; rc == 0 && i <= n + 1; i++) {
+    t->refs++;
+    if (i == 0)
+      rc = tally_redis_command(r, timeout_ms, on_tx_part, t, 1, multi,
+                               multi_len);
+    else if (i <= n)
+      rc = tally_redis_command(r, timeout_ms, on_tx_part, t, argc[i - 1],
+                               (const char **)argv[i - 1], argvlen[i - 1]);
+    else
+      rc = tally_redis_command(r, timeout_ms, on_tx_exec, t, 1, exec, exec_len);
+    if (rc != 0) {
+      t->refs--;
+      /* With MULTI open on the connection only a new one undoes it; what
+       * was sent fails with the reset. cb is never called. */
+      if (i > 0)
+        tally_redis_reset(r, "a transaction could not be sent");
+    }
+  }
+  tx_unref(t);
+  return rc;
+}
+
 static void on_timer_closed(uv_handle_t *h) {
   tally_redis_t *r = h->data;
   tally_redis_url_free(&r->addr);

@@ -131,6 +131,18 @@ int tally_redis_command(tally_redis_t *r, uint64_t timeout_ms,
                         tally_redis_cb cb, void *privdata, int argc,
                         const char **argv, const size_t *argvlen);
 
+/* Sends MULTI, the n commands (argc[i], argv[i], argvlen[i]) and EXEC,
+ * each with a watchdog of timeout_ms, all at once so that nothing else is
+ * queued between them. cb gets EXEC's reply: an array of the n replies,
+ * or an error; when a queued command was refused (an OOM), that refusal
+ * rather than EXECABORT. Returns 0, or a negative code when the
+ * transaction could not be sent (cb is then never called; a part already
+ * sent is undone by resetting the connection). */
+int tally_redis_transaction(tally_redis_t *r, uint64_t timeout_ms,
+                            tally_redis_cb cb, void *privdata, unsigned n,
+                            const int *argc, const char *const *const *argv,
+                            const size_t *const *argvlen);
+
 /* Says that r's user has set up what it needs on the connection and that
  * it works (a command of its own succeeded): the backoff starts again from
  * backoff_min_ms. Until then every failure, even after a connect and a

@@ -80,6 +80,14 @@ static void count_item(tally_call_t *c) {
       (size_t)snprintf(buf, sizeof(c->nums[0]), "%u", c->items);
 }
 
+size_t tally_result_key(char *buf, size_t len, const char *prefix,
+                        const char *id, uint32_t deliveries,
+                        const char *consumer) {
+  int n = snprintf(buf, len, "%s:result:%s:%u:%s", prefix, id,
+                   (unsigned)deliveries, consumer);
+  return n < 0 || (size_t)n >= len ? 0 : (size_t)n;
+}
+
 int tally_call_post(tally_call_t *c, const char *id, uint32_t deliveries,
                     const char *kind, const char *body, size_t body_len,
                     const char *record, const tally_post_extra_t *extra) {

@@ -139,10 +139,24 @@ typedef struct tally_post_extra_s {
   size_t full_len;
 } tally_post_extra_t;
 
+/* The key a result's body is stored under before its post (docs/protocol.md):
+ * "<prefix>:result:<id>:<deliveries>:<consumer>". Only one consumer can
+ * hold an entry with a given delivery count, so a key is written by one
+ * delivery only, and writing it again (a post resent) writes the same body.
+ * Returns the length, or 0 when it does not fit in len bytes. */
+#define TALLY_RESULT_KEY_MAX 400
+size_t tally_result_key(char *buf, size_t len, const char *prefix,
+                        const char *id, uint32_t deliveries,
+                        const char *consumer);
+
 /* Post: appends one entry. The job text is taken from the stream by the
  * script, so it never travels twice. kind is one of:
  *
- * - "result": body is the result JSON, added to <p>:results. record is the
+ * - "result": body is the key (tally_result_key) the result JSON was
+ *   written to in the same transaction, before the script. The entry added
+ *   to <p>:results is {submission S (with a record), entry <id>, body
+ *   <key>}. An item dropped because another consumer or another delivery
+ *   holds the entry now deletes the key. record is the
  *   key of the submission hash (<p>:submission:<S>), or NULL for none; extra
  *   (NULL: all "") carries the summary and views. With a record, the hash
  *   gets job, entry and result_entry, and with a summary also summary,

@@ -283,7 +283,29 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Appends the job ids named by the outcomes of one stream. */
+/* The value of field name in a stream entry's fields, or NULL. */
+static const redisReply *entry_field(const redisReply *f, const char *name) {
+  for (size_t k = 0; k + 1 < f->elements; k += 2)
+    if (strcmp(f->element[k]->str, name) == 0)
+      return f->element[k + 1];
+  return NULL;
+}
+
+/* The result a results entry names (its "body" key), parsed; NULL when
+ * the entry names none or the key is gone. */
+static cJSON *body_of(redisContext *c, const redisReply *f) {
+  const redisReply *key = entry_field(f, "body");
+  if (key == NULL)
+    return NULL;
+  redisReply *v = redisCommand(c, "GET %b", key->str, key->len);
+  cJSON *j = v && v->type == REDIS_REPLY_STRING ? cJSON_Parse(v->str) : NULL;
+  freeReplyObject(v);
+  return j;
+}
+
+/* Appends the job ids named by the outcomes of one stream: for a result,
+ * the "id" of the body its entry names, or "?" (no body, or one of
+ * another job than the entry's). */
 static void collect(redisContext *c, const char *key, bool results, char ***out,
                     size_t *n, size_t *cap) {
   char start[80] = "-";
@@ -299,10 +321,13 @@ static void collect(redisContext *c, const char *key, bool results, char ***out,
         const char *name = f->element[k]->str;
         const char *v = f->element[k + 1]->str;
         char *id = NULL;
-        if (results && strcmp(name, "result") == 0) {
-          cJSON *j = cJSON_Parse(v);
+        if (results && strcmp(name, "body") == 0) {
+          cJSON *j = body_of(c, f);
           const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "id");
-          id = strdup(cJSON_IsString(x) ? x->valuestring : "?");
+          const redisReply *e = entry_field(f, "entry");
+          bool same =
+              cJSON_IsString(x) && e && strcmp(x->valuestring, e->str) == 0;
+          id = strdup(same ? x->valuestring : "?");
           cJSON_Delete(j);
         } else if (!results && strcmp(name, "id") == 0) {
           id = strdup(v);
@@ -367,12 +392,10 @@ cJSON *td_result_of(redisContext *c, const char *id) {
   redisReply *r = redisCommand(c, "XRANGE tally:results - +");
   cJSON *found = NULL;
   for (size_t i = 0; r && i < r->elements && !found; i++) {
-    cJSON *j = cJSON_Parse(r->element[i]->element[1]->element[1]->str);
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "id");
-    if (cJSON_IsString(x) && strcmp(x->valuestring, id) == 0)
-      found = j;
-    else
-      cJSON_Delete(j);
+    const redisReply *f = r->element[i]->element[1];
+    const redisReply *e = entry_field(f, "entry");
+    if (e != NULL && strcmp(e->str, id) == 0)
+      found = body_of(c, f);
   }
   freeReplyObject(r);
   return found;

@@ -344,6 +344,27 @@ Test(cli_redis, results_from_0_with_a_count_prints_that_many_in_order) {
   tc_run_free(&r);
 }
 
+Test(cli_redis, results_prints_the_body_each_entry_names_and_says_when_gone) {
+  /* As tallyd writes them: a small entry naming the key of the body. An
+   * entry written before results had bodies holds the result itself. */
+  freeReplyObject(cmd("SET tally:result:1-0:1:me %s", "{\"n\":0}"));
+  freeReplyObject(cmd("XADD tally:results * submission s0 entry 1-0 body "
+                      "tally:result:1-0:1:me"));
+  freeReplyObject(cmd("XADD tally:results * submission s1 entry 2-0 body "
+                      "tally:result:2-0:1:me"));
+  freeReplyObject(cmd("XADD tally:results * result %s", "{\"n\":2}"));
+  tc_run_t r = run((const char *[]){"results", "--redis", srv.url, "--from",
+                                    "0", "--no-follow", NULL},
+                   NULL);
+  cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+  cr_expect_str_eq(r.out, "{\"n\":0}\n{\"n\":2}\n");
+  cr_expect(strstr(r.err, "its result (tally:result:2-0:1:me) is gone, "
+                          "trimmed or expired; tally results --submission "
+                          "s1 rebuilds it") != NULL,
+            "%s", r.err);
+  tc_run_free(&r);
+}
+
 Test(cli_redis, results_with_no_follow_exits_once_caught_up) {
   add_entries("tally:results", "result", 150);
   tc_run_t r = run((const char *[]){"results", "--redis", srv.url, "--from",

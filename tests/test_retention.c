@@ -37,7 +37,7 @@ static const char *const streams[] = {"results", "public", "changes", "dead"};
  * stream; returns what it trimmed from each in trimmed. */
 static void trim(long long now, long long age, const long long counts[4],
                  long long trimmed[4]) {
-  const char *argv[3 + 8 + 1 + 8];
+  const char *argv[3 + 8 + 1 + 12];
   char keys[8][64], nums[9][32];
   int n = 0;
   argv[n++] = "EVAL";
@@ -56,6 +56,7 @@ static void trim(long long now, long long age, const long long counts[4],
     snprintf(nums[2 + 2 * i], sizeof(nums[0]), "%lld", counts[i]);
     argv[n++] = nums[1 + 2 * i];
     argv[n++] = nums[2 + 2 * i];
+    argv[n++] = i == 0 ? "1" : "0"; /* the results name their bodies */
   }
   redisReply *r = redisCommandArgv(c, n, argv, NULL);
   cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY, "%s",
@@ -113,6 +114,35 @@ Test(retention, by_age_and_by_count) {
   /* A stream that does not exist is left alone. */
   cr_expect_eq(t[1], 0);
   cr_expect_eq(tr_redis_int(&server, "EXISTS tally:public"), 0);
+}
+
+Test(retention, a_trimmed_result_takes_its_body_with_it) {
+  /* 2,500 results (more than one page of the script's reads) at ms
+   * 1000.., each naming its body, and dead letters with a "body" field
+   * that is not a result's. */
+  for (int i = 0; i < 2500; i++) {
+    redisAppendCommand(c, "XADD tally:results %d-0 entry %d-1 body b:%d",
+                       1000 + i, i, i);
+    redisAppendCommand(c, "SET b:%d x", i);
+  }
+  for (int i = 0; i < 5000; i++) {
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+    freeReplyObject(r);
+  }
+  freeReplyObject(redisCommand(c, "XADD tally:dead 1000-0 body keep"));
+  freeReplyObject(redisCommand(c, "SET keep x"));
+  static const long long none[4] = {0, 0, 0, 0};
+  long long t[4];
+  /* At 4000 with an age of 1000: the 2,000 before 3000 go. */
+  trim(4000, 1000, none, t);
+  cr_expect_eq(t[0], 2000);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS b:0 b:999 b:1000 b:1999"), 0);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS b:2000 b:2499"), 2);
+  cr_expect_eq(tr_redis_int(&server, "DBSIZE"), 500 + 1 + 2,
+               "500 bodies, keep and the two streams");
+  cr_expect_eq(tr_redis_int(&server, "EXISTS keep"), 1,
+               "only the results stream names bodies");
 }
 
 Test(retention, never_past_what_a_group_still_needs) {

@@ -107,7 +107,9 @@ Test(scripts, post_writes_the_result_and_the_record_then_acks_and_deletes) {
   freeReplyObject(r);
   r = redisCommand(c, "XRANGE tally:results - +");
   cr_assert_eq(r->elements, 1);
-  expect_field(r->element[0]->element[1], "result", "{\"score\":1}");
+  /* The script sees only the key of the body, never the body. */
+  expect_field(r->element[0]->element[1], "body", "{\"score\":1}");
+  expect_field(r->element[0]->element[1], "entry", id);
   cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:submission:s-1 result"), 0,
                "the result is not kept in the record");
   cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:submission:s-1 "
@@ -121,10 +123,16 @@ Test(scripts, post_drops_a_late_result_from_a_consumer_that_lost_the_job) {
   add_job("{}", id);
   read_as("a", ">");
   freeReplyObject(redisCommand(c, "XCLAIM tally:jobs tallyd b 0 %s", id));
-  cr_expect_eq(post("a", id, 1, "result", "{\"late\":1}"), TALLY_POST_STOLEN);
+  freeReplyObject(redisCommand(c, "SET body:late x"));
+  cr_expect_eq(post("a", id, 1, "result", "body:late"), TALLY_POST_STOLEN);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS body:late"), 0,
+               "the body of a delivery that lost its job is deleted");
   cr_expect_eq(post("b", id, 2, "result", "{\"b\":1}"), TALLY_POST_DONE);
   cr_expect_eq(xlen("tally:results"), 1, "exactly one result");
-  cr_expect_eq(post("a", id, 1, "result", "{\"late\":1}"), TALLY_POST_GONE);
+  freeReplyObject(redisCommand(c, "SET body:gone x"));
+  cr_expect_eq(post("a", id, 1, "result", "body:gone"), TALLY_POST_GONE);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS body:gone"), 1,
+               "a gone entry may have been posted by this very delivery");
   cr_expect_eq(xlen("tally:results"), 1);
 }
 

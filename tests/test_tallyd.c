@@ -111,7 +111,26 @@ Test(tallyd, scores_every_score_type_and_stores_the_records) {
   redisReply *e = redisCommand(c, "XRANGE tally:results %s %s",
                                r->element[5]->str, r->element[5]->str);
   cr_assert_eq(e->elements, 1, "result_entry names the result's entry");
-  cr_expect(strstr(e->element[0]->element[1]->element[1]->str, ids[0]) != NULL);
+  /* The entry is small: the submission, the job's entry and the key of the
+   * result, which holds the whole result. */
+  const redisReply *f = e->element[0]->element[1];
+  cr_assert_eq(f->elements, 6);
+  cr_expect_str_eq(f->element[0]->str, "submission");
+  cr_expect_str_eq(f->element[1]->str, "s-1");
+  cr_expect_str_eq(f->element[2]->str, "entry");
+  cr_expect_str_eq(f->element[3]->str, ids[0]);
+  cr_expect_str_eq(f->element[4]->str, "body");
+  char key[256];
+  snprintf(key, sizeof(key), "tally:result:%s:1:", ids[0]);
+  cr_expect(strncmp(f->element[5]->str, key, strlen(key)) == 0, "%s",
+            f->element[5]->str);
+  redisReply *b = redisCommand(c, "GET %s", f->element[5]->str);
+  cr_assert_eq(b->type, REDIS_REPLY_STRING);
+  cr_expect(strstr(b->str, ids[0]) != NULL, "%s", b->str);
+  freeReplyObject(b);
+  b = redisCommand(c, "PTTL %s", f->element[5]->str);
+  cr_expect_gt(b->integer, 7LL * 24 * 3600 * 1000, "kept past the retention");
+  freeReplyObject(b);
   freeReplyObject(e);
   freeReplyObject(r);
   r = redisCommand(c, "HGET tally:submission:7 entry");

@@ -2,9 +2,11 @@
 -- KEYS = jobs, results, dead; ARGV[1] = group, ARGV[2] = consumer,
 -- ARGV[3] = prefix, ARGV[4] = n, then n x (id, deliveries, kind, body,
 -- record, summary, public view, full view), where a full view of "-" is
--- one withheld (TALLY_POST_NEED_FULL). The job is deleted once
--- acknowledged, so the jobs stream never needs a MAXLEN trim (which on
--- Redis 7.0 deletes pending entries too).
+-- one withheld (TALLY_POST_NEED_FULL). A result's body is not here: it
+-- is the key the caller wrote the result to, in the same MULTI, so that
+-- Lua never copies or hashes it. The job is deleted once acknowledged,
+-- so the jobs stream never needs a MAXLEN trim (which on Redis 7.0
+-- deletes pending entries too).
 local function dead(job, err, dl, id)
   redis.call('XADD', KEYS[3], '*', 'job', job, 'error', err,
              'deliveries', dl, 'id', id)
@@ -44,6 +46,16 @@ local function settle_token(rec, h, S, bad)
   end
 end
 
+-- The results entry of a result stored at key: small, for Lua and for
+-- readers; the body is fetched from key.
+local function add_result(S, id, key)
+  if S then
+    return redis.call('XADD', KEYS[2], '*', 'submission', S, 'entry', id,
+                      'body', key)
+  end
+  return redis.call('XADD', KEYS[2], '*', 'entry', id, 'body', key)
+end
+
 local function post_result(rec, job, id, body, text, pubv, fullv)
   local S = string.sub(rec, #P + 13)
   local h = read_record(rec)
@@ -55,7 +67,7 @@ local function post_result(rec, job, id, body, text, pubv, fullv)
   end
   if new then settle_token(rec, h, S, bad) end
   if fullv == '-' then fullv = '' end
-  local rid = redis.call('XADD', KEYS[2], '*', 'result', body)
+  local rid = add_result(S, id, body)
   local old = ident(decode(h[1]))
   if not new then
     redis.call('HSET', rec, 'job', job, 'entry', id, 'result_entry',
@@ -216,7 +228,7 @@ for i = 0, tonumber(ARGV[4]) - 1 do
       code = post_result(rec, job, id, body, ARGV[b + 5], ARGV[b + 6],
                          ARGV[b + 7])
     elseif kind == 'result' then
-      redis.call('XADD', KEYS[2], '*', 'result', body)
+      add_result(nil, id, body)
     elseif kind == 'token' then
       local err, stale = post_token(rec, job, id, body, ARGV[b + 5],
                                     ARGV[b + 7])
@@ -229,6 +241,11 @@ for i = 0, tonumber(ARGV[4]) - 1 do
       redis.call('XACK', KEYS[1], ARGV[1], id)
       redis.call('XDEL', KEYS[1], id)
     end
+  elseif code < 0 and kind == 'result' then
+    -- Written for a delivery that is no longer this consumer's: no
+    -- entry ever names it (an entry gone, 0, may have been posted by
+    -- this very delivery, so its body stays; it expires).
+    redis.call('DEL', body)
   end
   out[#out + 1] = code
 end

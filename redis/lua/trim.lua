@@ -2,8 +2,11 @@
 -- writes with XTRIM MINID, by age and by count, never past an entry a
 -- consumer group still needs. KEYS = n streams, then their n
 -- checkpoint sorted sets; ARGV[1] = the time in ms (0: Redis's clock,
--- which made the stream IDs), then per stream its
--- age limit in ms and its count limit (0: none). The count is kept with
+-- which made the stream IDs), then per stream its age limit in ms, its
+-- count limit (0: none) and 1 when its entries name a body key (field
+-- "body", the results stream) that goes with them, else 0. The bodies
+-- of at most MAX_BODIES entries go per run, and the trim stops there
+-- (the next run goes on), so a run stays short. The count is kept with
 -- checkpoints, not MAXLEN: each run records the stream's entries-added
 -- and last ID, and the newest checkpoint at least the limit behind
 -- gives the MINID, so a stream keeps at least its count (at most one
@@ -54,11 +57,35 @@ local function needed(s)
   return bound
 end
 
+local MAX_BODIES = 100000
+
+-- Deletes the body keys of the entries of s before minid, at most
+-- MAX_BODIES of them; returns the ID the trim may go up to.
+local function drop_bodies(s, minid)
+  local from, done = '-', 0
+  while done < MAX_BODIES do
+    local e = redis.call('XRANGE', s, from, '(' .. minid, 'COUNT', 1000)
+    if #e == 0 then return minid end
+    local keys = {}
+    for _, x in ipairs(e) do
+      local k = field(x[2], 'body')
+      if k then keys[#keys + 1] = k end
+    end
+    if #keys > 0 then redis.call('UNLINK', unpack(keys)) end
+    done = done + #e
+    from = '(' .. e[#e][1]
+    if #e < 1000 then return minid end
+    if done >= MAX_BODIES then return succ(e[#e][1]) end
+  end
+  return minid
+end
+
 local out = {}
 for i = 1, n do
   local s, cp = KEYS[i], KEYS[n + i]
-  local age = tonumber(ARGV[2 * i])
-  local count = tonumber(ARGV[2 * i + 1])
+  local age = tonumber(ARGV[3 * i - 1])
+  local count = tonumber(ARGV[3 * i])
+  local bodies = ARGV[3 * i + 1] == '1'
   local trimmed, len = 0, 0
   if redis.call('EXISTS', s) == 1 then
     local info = redis.call('XINFO', 'STREAM', s)
@@ -86,6 +113,7 @@ for i = 1, n do
     if minid then
       local bound = needed(s)
       if bound and less(bound, minid) then minid = bound end
+      if bodies then minid = drop_bodies(s, minid) end
       trimmed = redis.call('XTRIM', s, 'MINID', minid)
       len = len - trimmed
     end
