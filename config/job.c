@@ -18,8 +18,16 @@ void tally_job_init(tally_job_t *job) {
   memset(job, 0, sizeof(*job));
 }
 
+/* Drops job's tree, which goes with the arena's reset: the tree is read,
+ * never changed, after the parse (a node added to it would not be
+ * freed). */
+static void drop_root(tally_job_t *job) {
+  job->root = NULL;
+}
+
 void tally_job_close(tally_job_t *job) {
-  cJSON_Delete(job->root);
+  drop_root(job);
+  tally_arena_free(&job->arena);
   cJSON_Delete(job->made);
   free(job->evals);
   free(job->seen);
@@ -195,8 +203,8 @@ static int decode_match(tally_job_t *job, const cJSON *compilation,
 
 int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                     size_t errlen) {
-  cJSON_Delete(job->root);
-  job->root = NULL;
+  drop_root(job);
+  tally_arena_reset(&job->arena);
   job->submission = job->participant = job->contest = job->evaluations = NULL;
   job->answer = job->ground_truth = NULL;
   job->run = job->llm_judge_results = NULL;
@@ -214,8 +222,14 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
   job->tokened = false;
   job->keys_ok = false;
 
+  /* The tree comes from the job's arena: no heap block per value, and no
+   * free of each node before the next job. */
   const char *end = NULL;
+  tally_arena_t *was = tally_arena_use(&job->arena);
   job->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  tally_arena_use(was);
+  if (job->root != NULL)
+    tally_json_mark_arena(job->root);
   if (job->root == NULL) {
     size_t off = end ? (size_t)(end - text) : 0;
     if (tally_json_too_deep(text, len))

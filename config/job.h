@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "config/arena.h"
+
 /* One testcase's evaluation. text, time and memory point into the job's
  * JSON tree and are echoed verbatim into details; NULL means absent. */
 typedef struct tally_eval_s {
@@ -24,7 +26,8 @@ typedef enum tally_job_type_e {
 } tally_job_type_t;
 
 typedef struct tally_job_s {
-  cJSON *root; /* owned */
+  cJSON *root;         /* its nodes are in arena; read-only once parsed */
+  tally_arena_t arena; /* config/arena.h */
   tally_job_type_t type;
   const cJSON *submission;  /* string or number, or NULL when absent */
   const cJSON *participant; /* string or number, or NULL when absent */

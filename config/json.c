@@ -1,9 +1,12 @@
 /* String lengths, member texts and id checks on top of cJSON. */
 #include "config/json.h"
+#include "config/arena.h"
 #include "config/diag.h"
 
+#include <limits.h>
 #include <malloc.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,33 +16,38 @@
 
 /* cJSON's allocations, filled so that a string's end can be found: cJSON
  * sizes a string's block from its escaped text (never too small), writes
- * the bytes and one NUL, and leaves the rest as it was. */
+ * the bytes and one NUL, and leaves the rest as it was. Inside an arena's
+ * window (config/arena.h) they come from the arena. */
 static void *filled_malloc(size_t n) {
+  tally_arena_t *a = tally__arena_current;
+  if (a != NULL)
+    return tally__arena_alloc(a, n, FILL);
   void *p = malloc(n);
   if (p != NULL)
     memset(p, FILL, malloc_usable_size(p));
   return p;
 }
 
+static void hooked_free(void *p) {
+  tally_arena_t *a = tally__arena_current;
+  if (p != NULL && a != NULL && tally__arena_owns(a, p))
+    return; /* it goes with the arena's reset */
+  free(p);
+}
+
 static bool hooks_installed;
 
 __attribute__((constructor)) static void install_hooks(void) {
-  cJSON_Hooks hooks = {.malloc_fn = filled_malloc, .free_fn = free};
+  cJSON_Hooks hooks = {.malloc_fn = filled_malloc, .free_fn = hooked_free};
   cJSON_InitHooks(&hooks);
   hooks_installed = true;
 }
 
-size_t tally_json_strlen(const cJSON *s) {
-  const char *v = s != NULL ? s->valuestring : NULL;
-  if (v == NULL)
-    return 0;
-  size_t n = strlen(v);
-  if (!hooks_installed || (s->type & cJSON_IsReference))
-    return n;
-  size_t size = malloc_usable_size((void *)v);
+/* The length of string v (strlen n) in a filled block of size bytes: back
+ * over the fill to the NUL cJSON wrote after the last byte. */
+static size_t filled_len(const char *v, size_t n, size_t size) {
   if (size <= n + 1)
     return n;
-  /* Back over the fill to the NUL cJSON wrote after the last byte. */
   const unsigned char *u = (const unsigned char *)v;
   size_t end = size;
   while (end > n + 1 && u[end - 1] == FILL)
@@ -47,6 +55,64 @@ size_t tally_json_strlen(const cJSON *s) {
   if (u[end - 1] != '\0')
     return n; /* not a block this hook filled */
   return end - 1;
+}
+
+/* A string node from an arena holds its length in valueint, and the
+ * address of its own string, negated, in valuedouble (both left 0 by
+ * cJSON in a string node; an address below 2^53 is exact in a double). A
+ * copy (cJSON_Duplicate) keeps the numbers but not the address, so it is
+ * not taken for marked. */
+static bool arena_marked(const cJSON *s, size_t *len) {
+  if (!(s->valuedouble < 0) ||
+      (uintptr_t)(-s->valuedouble) != (uintptr_t)s->valuestring)
+    return false;
+  *len = (size_t)s->valueint;
+  return true;
+}
+
+void tally_json_mark_arena(cJSON *tree) {
+  /* Depth first without recursion: down to the first child, else to the
+   * next sibling, else up until a parent has one. cJSON keeps no parent
+   * links, so the way down is kept on a stack of bounded depth (the
+   * decoder refused deeper trees). */
+  cJSON *stack[CJSON_NESTING_LIMIT + 2];
+  size_t depth = 0;
+  cJSON *at = tree;
+  while (at != NULL) {
+    if (cJSON_IsString(at) && at->valuestring != NULL &&
+        !(at->type & cJSON_IsReference)) {
+      size_t n = strlen(at->valuestring);
+      n = filled_len(at->valuestring, n, tally__arena_size(at->valuestring));
+      /* Jobs are far smaller than INT_MAX bytes; a longer string is left
+       * unmarked (and would be measured by strlen). */
+      if (n <= INT_MAX && (uintptr_t)at->valuestring < ((uintptr_t)1 << 53)) {
+        at->valueint = (int)n;
+        at->valuedouble = -(double)(uintptr_t)at->valuestring;
+      }
+    }
+    if (at->child != NULL && depth < CJSON_NESTING_LIMIT + 1) {
+      stack[depth++] = at;
+      at = at->child;
+      continue;
+    }
+    while (at != NULL && at->next == NULL)
+      at = depth > 0 ? stack[--depth] : NULL;
+    if (at != NULL)
+      at = depth > 0 ? at->next : NULL;
+  }
+}
+
+size_t tally_json_strlen(const cJSON *s) {
+  const char *v = s != NULL ? s->valuestring : NULL;
+  if (v == NULL)
+    return 0;
+  size_t marked;
+  if (arena_marked(s, &marked))
+    return marked;
+  size_t n = strlen(v);
+  if (!hooks_installed || (s->type & cJSON_IsReference))
+    return n;
+  return filled_len(v, n, malloc_usable_size((void *)v));
 }
 
 static const char *skip_ws(const char *p, const char *end) {

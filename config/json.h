@@ -16,6 +16,12 @@
  * strlen for anything else. */
 size_t tally_json_strlen(const cJSON *s);
 
+/* Marks every string node of tree, which was parsed inside an arena's
+ * window (config/arena.h), with its length, so that tally_json_strlen
+ * never asks malloc about an arena's memory. The decoder calls it on each
+ * job it parses; a tree deeper than cJSON's nesting limit is never one. */
+void tally_json_mark_arena(cJSON *tree);
+
 /* Finds the text of member key of the JSON object text (len bytes), which
  * must already have parsed: each key and value is measured by cJSON. Sets
  * *at and *n to the first such member's value and returns true, or returns
