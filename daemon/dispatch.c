@@ -333,8 +333,12 @@ static void retain(tally_dispatch_t *d, uint64_t now) {
              (unsigned long long)d->opt.retain_counts[i]);
     argv[argc++] = nums[1 + 2 * i];
     argv[argc++] = nums[2 + 2 * i];
-    /* Each result's body goes with its entry. */
-    argv[argc++] = strcmp(retained[i], "results") == 0 ? "1" : "0";
+    /* Each result's body, and each event's view kept apart, goes with
+     * its entry. */
+    argv[argc++] = strcmp(retained[i], "results") == 0 ||
+                           strcmp(retained[i], "public") == 0
+                       ? "1"
+                       : "0";
   }
   for (int i = 0; i < argc; i++)
     lens[i] = strlen(argv[i]);

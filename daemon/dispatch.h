@@ -112,13 +112,14 @@ struct tally_dispatch_s {
   bool retain_busy;     /* a trim in flight */
   bool fatal;           /* fatal_cb has run */
   tally_call_t scratch; /* arguments of the call being sent */
-  /* The result bodies of the post call being sent, written before the
-   * script in the same transaction: SET key body [PX ttl]. */
+  /* The result bodies and large views of the post call being sent,
+   * written before the script in the same transaction: SET key bytes
+   * [PX ttl], up to three per job. */
   struct {
-    char keys[TALLY_DISPATCH_POST_ITEMS][TALLY_RESULT_KEY_MAX];
-    const char *argv[TALLY_DISPATCH_POST_ITEMS + 1][5];
-    size_t lens[TALLY_DISPATCH_POST_ITEMS + 1][5];
-    int argc[TALLY_DISPATCH_POST_ITEMS + 1];
+    char keys[3 * TALLY_DISPATCH_POST_ITEMS][TALLY_RESULT_KEY_MAX];
+    const char *argv[3 * TALLY_DISPATCH_POST_ITEMS + 1][5];
+    size_t lens[3 * TALLY_DISPATCH_POST_ITEMS + 1][5];
+    int argc[3 * TALLY_DISPATCH_POST_ITEMS + 1];
     char ttl[24];
   } bodies;
   tally__job_t **table; /* jobs by entry id */

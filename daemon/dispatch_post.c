@@ -201,8 +201,8 @@ static bool send_call(tally_dispatch_t *d, call_t *c, tally_redis_cb cb,
  * which only a tokened submission's event needs (and Lua hashes every
  * byte of an argument), is withheld as "-" until the post script asks
  * for it; a token's is always sent. Returns NULL for none. */
-static const tally_post_extra_t *post_extra(const tally__job_t *j,
-                                            tally_post_extra_t *out) {
+static tally_post_extra_t *post_extra(const tally__job_t *j,
+                                      tally_post_extra_t *out) {
   if (!j->has_extra)
     return NULL;
   *out = j->extra;
@@ -249,12 +249,14 @@ static tally__job_t *call_take(call_t *c, tally__job_t **head,
   return j;
 }
 
-/* Sets up body command i of the post call being sent: SET key body, with
- * an expiry when streams are trimmed by age. Returns the key's length. */
+/* Sets up body command i of the post call being sent: SET key bytes under
+ * the key of what (tally_result_key), with an expiry when streams are
+ * trimmed by age. Returns the key's length (the prefix and the consumer
+ * are short enough that it always fits). */
 static size_t add_body(tally_dispatch_t *d, unsigned i, const tally__job_t *j,
-                       const char *body, size_t len) {
+                       const char *what, const char *body, size_t len) {
   char *key = d->bodies.keys[i];
-  size_t klen = tally_result_key(key, TALLY_RESULT_KEY_MAX, d->opt.prefix,
+  size_t klen = tally_result_key(key, TALLY_RESULT_KEY_MAX, d->opt.prefix, what,
                                  j->id, j->pj.deliveries, d->opt.consumer);
   const char **argv = d->bodies.argv[i];
   size_t *lens = d->bodies.lens[i];
@@ -291,20 +293,33 @@ static bool send_posts(tally_dispatch_t *d) {
     size_t body_len = token ? j->token_len : j->body_len;
     if (strcmp(j->kind, "result") == 0) {
       /* The body goes to its own key before the script, which sees only
-       * the key (the prefix and the consumer are short enough that it
-       * always fits). */
-      body_len = add_body(d, c->nbodies++, j, body ? body : "", body_len);
+       * the key. */
+      body_len =
+          add_body(d, c->nbodies++, j, "result", body ? body : "", body_len);
       body = d->bodies.keys[c->nbodies - 1];
     }
     tally_post_extra_t x;
+    tally_post_extra_t *e = post_extra(j, &x);
+    /* So do large views (a dead letter's, never shown, are not sent). */
+    if (e != NULL && strcmp(j->kind, "dead") == 0)
+      e->pub_len = e->full_len = 0;
+    if (e != NULL && e->pub_len > TALLY_VIEW_INLINE_MAX) {
+      e->pub_len = add_body(d, c->nbodies++, j, "view", e->pub, e->pub_len);
+      e->pub = d->bodies.keys[c->nbodies - 1];
+    }
+    if (e != NULL && e->full_len > TALLY_VIEW_INLINE_MAX) {
+      e->full_len =
+          add_body(d, c->nbodies++, j, "fullview", e->full, e->full_len);
+      e->full = d->bodies.keys[c->nbodies - 1];
+    }
     tally_call_post(k, j->id, j->pj.deliveries, j->kind, body ? body : "",
-                    body_len, j->record, post_extra(j, &x));
+                    body_len, j->record, e);
   }
-  /* MULTI, the bodies, the script, EXEC. */
+  /* MULTI, the bodies and views, the script, EXEC. */
   unsigned n = c->nbodies;
   d->bodies.argc[n] = k->argc;
-  const char *const *argv[POST_ITEMS + 1];
-  const size_t *lens[POST_ITEMS + 1];
+  const char *const *argv[3 * POST_ITEMS + 1];
+  const size_t *lens[3 * POST_ITEMS + 1];
   for (unsigned i = 0; i <= n; i++) {
     argv[i] = i < n ? d->bodies.argv[i] : k->argv;
     lens[i] = i < n ? d->bodies.lens[i] : k->argvlen;

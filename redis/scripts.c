@@ -81,9 +81,9 @@ static void count_item(tally_call_t *c) {
 }
 
 size_t tally_result_key(char *buf, size_t len, const char *prefix,
-                        const char *id, uint32_t deliveries,
+                        const char *what, const char *id, uint32_t deliveries,
                         const char *consumer) {
-  int n = snprintf(buf, len, "%s:result:%s:%u:%s", prefix, id,
+  int n = snprintf(buf, len, "%s:%s:%s:%u:%s", prefix, what, id,
                    (unsigned)deliveries, consumer);
   return n < 0 || (size_t)n >= len ? 0 : (size_t)n;
 }

@@ -129,7 +129,10 @@ void tally_call_begin(tally_call_t *c, tally_script_t s, const char *sha,
                       const char *prefix, const char *consumer);
 
 /* What the worker wrote besides the result (docs/contest.md): the
- * summary, the public view and the full view. A NULL string is "". */
+ * summary, the public view and the full view. A NULL string is "". A view
+ * is its JSON object (it starts with "{"), or the key it was written to
+ * in the same transaction: the script then writes the key, not the view,
+ * into the event (its "view_key" member and the entry's "view" field). */
 typedef struct tally_post_extra_s {
   const char *summary;
   size_t summary_len;
@@ -139,15 +142,22 @@ typedef struct tally_post_extra_s {
   size_t full_len;
 } tally_post_extra_t;
 
-/* The key a result's body is stored under before its post (docs/protocol.md):
- * "<prefix>:result:<id>:<deliveries>:<consumer>". Only one consumer can
- * hold an entry with a given delivery count, so a key is written by one
- * delivery only, and writing it again (a post resent) writes the same body.
- * Returns the length, or 0 when it does not fit in len bytes. */
+/* The key a result's body (what "result"), or a view too large to pass
+ * inline ("view", "fullview"), is stored under before its post
+ * (docs/protocol.md): "<prefix>:<what>:<id>:<deliveries>:<consumer>". Only
+ * one consumer can hold an entry with a given delivery count, so a key is
+ * written by one delivery only, and writing it again (a post resent)
+ * writes the same bytes. Returns the length, or 0 when it does not fit in
+ * len bytes. */
 #define TALLY_RESULT_KEY_MAX 400
 size_t tally_result_key(char *buf, size_t len, const char *prefix,
-                        const char *id, uint32_t deliveries,
+                        const char *what, const char *id, uint32_t deliveries,
                         const char *consumer);
+
+/* Views up to this many bytes go to the post script inline; larger ones
+ * through a key (tally_result_key), so that Lua never copies them and the
+ * contestant stream's entries stay small. */
+#define TALLY_VIEW_INLINE_MAX 512
 
 /* Post: appends one entry. The job text is taken from the stream by the
  * script, so it never travels twice. kind is one of:

@@ -401,6 +401,48 @@ cJSON *td_result_of(redisContext *c, const char *id) {
   return found;
 }
 
+cJSON *td_public_events(redisContext *c) {
+  cJSON *all = cJSON_CreateArray();
+  redisReply *r = redisCommand(c, "XRANGE tally:public - +");
+  for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements;
+       i++) {
+    const redisReply *ev = entry_field(r->element[i]->element[1], "event");
+    cJSON *e = ev ? cJSON_Parse(ev->str) : NULL;
+    if (e == NULL)
+      continue;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "view_key");
+    if (cJSON_IsString(k)) {
+      redisReply *v = redisCommand(c, "GET %s", k->valuestring);
+      cJSON *view =
+          v && v->type == REDIS_REPLY_STRING ? cJSON_Parse(v->str) : NULL;
+      freeReplyObject(v);
+      cJSON_AddItemToObject(e, "view", view ? view : cJSON_CreateNull());
+    }
+    cJSON_AddItemToArray(all, e);
+  }
+  freeReplyObject(r);
+  return all;
+}
+
+char *td_public_text(redisContext *c) {
+  cJSON *all = td_public_events(c);
+  size_t cap = 1, len = 0;
+  char *out = calloc(1, cap);
+  const cJSON *e;
+  cJSON_ArrayForEach(e, all) {
+    char *t = cJSON_PrintUnformatted(e);
+    size_t n = strlen(t);
+    out = realloc(out, cap += n + 1);
+    memcpy(out + len, t, n);
+    len += n;
+    out[len++] = '\n';
+    out[len] = '\0';
+    free(t);
+  }
+  cJSON_Delete(all);
+  return out;
+}
+
 char *td_dead_field(redisContext *c, const char *id, const char *field) {
   redisReply *r = redisCommand(c, "XRANGE tally:dead - +");
   char *out = NULL;

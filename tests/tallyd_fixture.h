@@ -98,6 +98,12 @@ int td_check_exactly_once(redisContext *c, char (*ids)[64], size_t n);
 /* The result of the job with entry id, parsed (free with cJSON_Delete),
  * or NULL when it has none. */
 cJSON *td_result_of(redisContext *c, const char *id);
+/* Every event of tally:public, in order, as a JSON array, each with its
+ * view: a view kept at a key ("view_key") is read and put in "view". */
+cJSON *td_public_events(redisContext *c);
+/* The same, printed, one event per line, in a malloc'ed string: for
+ * checks of what contestants may see. */
+char *td_public_text(redisContext *c);
 
 /* The field of the dead letter for the job with entry id, as a malloc'ed
  * string, or NULL. */

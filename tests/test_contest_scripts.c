@@ -528,6 +528,54 @@ static void read_messages(redisContext *sub, int n, char *out, size_t len) {
   }
 }
 
+/* Posts s's result with both views given by keys (as tallyd gives large
+ * ones), the keys written first. */
+static long long post_keyed(const sm_t *s) {
+  char job[512], sum[1024], body[128], rec[128];
+  snprintf(job, sizeof(job),
+           "{\"submission\":\"%s\",\"participant\":\"u\",\"task\":\"t\","
+           "\"contest\":\"c1\",\"timestamp\":%.17g}",
+           s->sub, s->ts);
+  summary_of(s, sum, sizeof(sum));
+  freeReplyObject(redisCommand(c, "SET tally:view:%s %s", s->sub,
+                               "{\"details\":[\"pub\"]}"));
+  freeReplyObject(redisCommand(c, "SET tally:fullview:%s %s", s->sub,
+                               "{\"details\":[\"SECRET\"]}"));
+  char pubk[64], fullk[64];
+  snprintf(pubk, sizeof(pubk), "tally:view:%s", s->sub);
+  snprintf(fullk, sizeof(fullk), "tally:fullview:%s", s->sub);
+  snprintf(body, sizeof(body), "tally:result:%s", s->sub);
+  snprintf(rec, sizeof(rec), "tally:submission:%s", s->sub);
+  tally_post_extra_t x = {sum,          strlen(sum), pubk,
+                          strlen(pubk), fullk,       strlen(fullk)};
+  return post_one(job, "result", body, rec, &x);
+}
+
+Test(contest_scripts, a_view_given_by_its_key_is_named_not_copied) {
+  sm_t a = {.sub = "k1", .ts = 1, .score = 30, .pub = 10};
+  cr_expect_eq(post_keyed(&a), TALLY_POST_DONE);
+  char ev[1024], v[128];
+  entry_field("tally:public", -1, "event", ev, sizeof(ev));
+  cr_expect_str_eq(ev, "{\"type\":\"score\",\"contest\":\"c1\","
+                       "\"participant\":\"u\",\"task\":\"t\","
+                       "\"submission\":\"k1\",\"tokened\":false,"
+                       "\"view_key\":\"tally:view:k1\","
+                       "\"task_score\":{\"score\":10,\"partial\":false}}");
+  entry_field("tally:public", -1, "view", v, sizeof(v));
+  cr_expect_str_eq(v, "tally:view:k1", "the retention deletes it with it");
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:view:k1"), 1);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:fullview:k1"), 0,
+               "the view not shown is deleted");
+  /* A tokened submission shows the full view; the public one goes. */
+  cr_expect_eq(post_token("k2", "u", NULL), TALLY_POST_DONE);
+  sm_t b = {.sub = "k2", .ts = 2, .score = 40, .pub = 20};
+  cr_expect_eq(post_keyed(&b), TALLY_POST_DONE);
+  entry_field("tally:public", -1, "event", ev, sizeof(ev));
+  cr_expect(strstr(ev, "\"view_key\":\"tally:fullview:k2\"") != NULL, "%s", ev);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:view:k2"), 0);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:fullview:k2"), 1);
+}
+
 Test(contest_scripts, events_show_the_public_view_until_a_token) {
   redisContext *sub = redisConnectUnix(server.sock);
   cr_assert(sub && sub->err == 0);

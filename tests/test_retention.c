@@ -56,7 +56,7 @@ static void trim(long long now, long long age, const long long counts[4],
     snprintf(nums[2 + 2 * i], sizeof(nums[0]), "%lld", counts[i]);
     argv[n++] = nums[1 + 2 * i];
     argv[n++] = nums[2 + 2 * i];
-    argv[n++] = i == 0 ? "1" : "0"; /* the results name their bodies */
+    argv[n++] = i <= 1 ? "1" : "0"; /* results and events name keys */
   }
   redisReply *r = redisCommandArgv(c, n, argv, NULL);
   cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY, "%s",

@@ -123,15 +123,17 @@ Test(scripts, post_drops_a_late_result_from_a_consumer_that_lost_the_job) {
   add_job("{}", id);
   read_as("a", ">");
   freeReplyObject(redisCommand(c, "XCLAIM tally:jobs tallyd b 0 %s", id));
-  freeReplyObject(redisCommand(c, "SET body:late x"));
-  cr_expect_eq(post("a", id, 1, "result", "body:late"), TALLY_POST_STOLEN);
-  cr_expect_eq(tr_redis_int(&server, "EXISTS body:late"), 0,
+  freeReplyObject(redisCommand(c, "SET tally:result:late x"));
+  cr_expect_eq(post("a", id, 1, "result", "tally:result:late"),
+               TALLY_POST_STOLEN);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:result:late"), 0,
                "the body of a delivery that lost its job is deleted");
   cr_expect_eq(post("b", id, 2, "result", "{\"b\":1}"), TALLY_POST_DONE);
   cr_expect_eq(xlen("tally:results"), 1, "exactly one result");
-  freeReplyObject(redisCommand(c, "SET body:gone x"));
-  cr_expect_eq(post("a", id, 1, "result", "body:gone"), TALLY_POST_GONE);
-  cr_expect_eq(tr_redis_int(&server, "EXISTS body:gone"), 1,
+  freeReplyObject(redisCommand(c, "SET tally:result:gone x"));
+  cr_expect_eq(post("a", id, 1, "result", "tally:result:gone"),
+               TALLY_POST_GONE);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:result:gone"), 1,
                "a gone entry may have been posted by this very delivery");
   cr_expect_eq(xlen("tally:results"), 1);
 }

@@ -177,19 +177,10 @@ static bool wait_field(const char *sub, const char *field, const char *want) {
   return false;
 }
 
-/* Every event of the public stream, in order, as a JSON array. */
+/* Every event of the public stream, in order, as a JSON array, with each
+ * view kept at a key read into "view". */
 static cJSON *public_events(void) {
-  cJSON *all = cJSON_CreateArray();
-  redisReply *r = redisCommand(c, "XRANGE tally:public - +");
-  for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements;
-       i++) {
-    redisReply *f = r->element[i]->element[1];
-    for (size_t k = 0; k + 1 < f->elements; k += 2)
-      if (strcmp(f->element[k]->str, "event") == 0)
-        cJSON_AddItemToArray(all, cJSON_Parse(f->element[k + 1]->str));
-  }
-  freeReplyObject(r);
-  return all;
+  return td_public_events(c);
 }
 
 /* The last public event of type for sub, or NULL (owned by events). */
@@ -355,7 +346,8 @@ Test(tallyd_contest, keeps_a_token_for_an_unscored_submission_until_it_is) {
 }
 
 /* Reads n messages published on the channel into out, or fewer if the
- * channel stays silent for 5 s. */
+ * channel stays silent for 5 s. A view kept at a key ("view_key") is read
+ * into "view", as a subscriber does. */
 static void read_channel(redisContext *sub, int n, cJSON *out) {
   struct timeval tv = {5, 0};
   redisSetTimeout(sub, tv);
@@ -364,8 +356,19 @@ static void read_channel(redisContext *sub, int n, cJSON *out) {
     if (redisGetReply(sub, (void **)&r) != REDIS_OK)
       return;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-        strcmp(r->element[0]->str, "message") == 0)
-      cJSON_AddItemToArray(out, cJSON_Parse(r->element[2]->str));
+        strcmp(r->element[0]->str, "message") == 0) {
+      cJSON *e = cJSON_Parse(r->element[2]->str);
+      const cJSON *k = cJSON_GetObjectItem(e, "view_key");
+      if (cJSON_IsString(k)) {
+        redisReply *v = redisCommand(c, "GET %s", k->valuestring);
+        cJSON_AddItemToObject(e, "view",
+                              v && v->type == REDIS_REPLY_STRING
+                                  ? cJSON_Parse(v->str)
+                                  : cJSON_CreateNull());
+        freeReplyObject(v);
+      }
+      cJSON_AddItemToArray(out, e);
+    }
     freeReplyObject(r);
   }
 }
@@ -388,6 +391,56 @@ static void expect_nothing_private(const cJSON *events, const char *where) {
     }
     free(text);
   }
+}
+
+Test(tallyd_contest, a_large_view_is_kept_at_a_key_that_the_event_names) {
+  start_daemon(NULL);
+  /* b0 is public, so its 1,000-byte text makes the public view larger
+   * than what tallyd passes inline. */
+  char evals[1200], big[1001];
+  memset(big, 'v', 1000);
+  big[1000] = '\0';
+  snprintf(evals, sizeof(evals),
+           "{\"a0\":1,\"b0\":{\"outcome\":1,\"text\":\"%s\"},"
+           "\"b1\":{\"outcome\":0.5,\"text\":\"SECRET-b1\"}}",
+           big);
+  push_job("s-big", "alice", "alpha", 1, evals);
+  push_job("s-small", "bob", "beta", 1, "{\"x\":1,\"y\":1}");
+  wait_outcomes(2);
+  redisReply *r = redisCommand(c, "XRANGE tally:public - +");
+  cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY);
+  int keyed = 0, inline_views = 0;
+  for (size_t i = 0; i < r->elements; i++) {
+    const redisReply *f = r->element[i]->element[1];
+    cJSON *e = cJSON_Parse(f->element[1]->str);
+    const cJSON *k = cJSON_GetObjectItem(e, "view_key");
+    if (strcmp(str(e, "submission"), "s-big") == 0) {
+      cr_assert(cJSON_IsString(k), "%s", f->element[1]->str);
+      cr_expect(strstr(f->element[1]->str, big) == NULL, "not copied");
+      cr_assert_eq(f->elements, 4, "the entry names the key too");
+      cr_expect_str_eq(f->element[2]->str, "view");
+      cr_expect_str_eq(f->element[3]->str, k->valuestring);
+      redisReply *v = redisCommand(c, "GET %s", k->valuestring);
+      cr_assert_eq(v->type, REDIS_REPLY_STRING);
+      cr_expect(strstr(v->str, big) != NULL);
+      cr_expect(strstr(v->str, "SECRET") == NULL, "%s", v->str);
+      freeReplyObject(v);
+      keyed++;
+    } else if (strcmp(str(e, "submission"), "s-small") == 0) {
+      cr_expect_null(k, "a small view stays inline: %s", f->element[1]->str);
+      cr_expect(cJSON_IsObject(cJSON_GetObjectItem(e, "view")));
+      inline_views++;
+    }
+    cJSON_Delete(e);
+  }
+  freeReplyObject(r);
+  cr_expect_eq(keyed, 1);
+  cr_expect_eq(inline_views, 1);
+  r = redisCommand(c, "KEYS tally:fullview:*");
+  cr_expect_eq(r->elements, 0,
+               "no full view is kept for an untokened submission");
+  freeReplyObject(r);
+  stop_daemon();
 }
 
 Test(tallyd_contest, never_publishes_a_private_outcome_or_score_untokened) {

@@ -121,14 +121,15 @@ Test(tallyd_runs, scores_runs_once_and_keeps_the_contest) {
   freeReplyObject(z);
 
   /* The contestant's events show the restricted evaluation. */
-  redisReply *ev = redisCommand(c, "XRANGE tally:public - +");
-  require(ev != NULL && ev->type == REDIS_REPLY_ARRAY && ev->elements >= 2,
-          "public events");
-  for (size_t i = 0; i < ev->elements; i++) {
-    const char *text = ev->element[i]->element[1]->element[1]->str;
+  cJSON *events = td_public_events(c);
+  require(cJSON_GetArraySize(events) >= 2, "public events");
+  const cJSON *e;
+  cJSON_ArrayForEach(e, events) {
+    char *text = cJSON_PrintUnformatted(e);
     cr_expect(strstr(text, "actual_value") == NULL, "%s", text);
     cr_expect(strstr(text, "raw_output") == NULL, "%s", text);
     cr_expect(strstr(text, "dimension_results") != NULL, "%s", text);
+    free(text);
   }
-  freeReplyObject(ev);
+  cJSON_Delete(events);
 }

@@ -812,13 +812,32 @@ end
 
 -- Writes a contestant event on <p>:public and publishes it. ts is the
 -- new task score of d (nil when none): only its public side is shown.
+-- Whether view argument v is the key the view was written to (it starts
+-- with the prefix and a colon) rather than the view's JSON itself.
+local function is_key(v)
+  return v ~= nil and string.sub(v, 1, #P + 1) == P .. ':'
+end
+
+-- Adds an event to the contestant stream and publishes it. A view given
+-- by its key is named, not copied: "view_key" in the event and the
+-- entry's field "view" (which the retention deletes with the entry).
 local function publish(typ, d, S, tok, view, ts)
+  local v
+  if is_key(view) then
+    v = ',"view_key":' .. str(view)
+  else
+    v = ',"view":' .. view
+  end
   local ev = '{"type":' .. str(typ) .. ',"contest":' .. str(d.c) ..
     ',"participant":' .. str(d.u) .. ',"task":' .. str(d.t) ..
     ',"submission":' .. str(S) .. ',"tokened":' .. bool(tok) ..
-    ',"view":' .. view .. ',"task_score":{"score":' ..
+    v .. ',"task_score":{"score":' ..
     num(ts and ts.public_score or 0) .. ',"partial":' ..
     bool(ts and ts.partial) .. '}}'
-  redis.call('XADD', P .. ':public', '*', 'event', ev)
+  if is_key(view) then
+    redis.call('XADD', P .. ':public', '*', 'event', ev, 'view', view)
+  else
+    redis.call('XADD', P .. ':public', '*', 'event', ev)
+  end
   redis.call('PUBLISH', P .. ':events:' .. d.c, ev)
 end

@@ -4,9 +4,14 @@
 -- record, summary, public view, full view), where a full view of "-" is
 -- one withheld (TALLY_POST_NEED_FULL). A result's body is not here: it
 -- is the key the caller wrote the result to, in the same MULTI, so that
--- Lua never copies or hashes it. The job is deleted once acknowledged,
+-- Lua never copies it; so may a view be (is_key). The job is deleted once acknowledged,
 -- so the jobs stream never needs a MAXLEN trim (which on Redis 7.0
 -- deletes pending entries too).
+-- Deletes v when it is a view's or a body's key that no entry will name.
+local function drop_key(v)
+  if is_key(v) then redis.call('DEL', v) end
+end
+
 local function dead(job, err, dl, id)
   redis.call('XADD', KEYS[3], '*', 'job', job, 'error', err,
              'deliveries', dl, 'id', id)
@@ -70,6 +75,8 @@ local function post_result(rec, job, id, body, text, pubv, fullv)
   local rid = add_result(S, id, body)
   local old = ident(decode(h[1]))
   if not new then
+    drop_key(pubv)
+    drop_key(fullv)
     redis.call('HSET', rec, 'job', job, 'entry', id, 'result_entry',
                rid)
     if old then
@@ -98,8 +105,9 @@ local function post_result(rec, job, id, body, text, pubv, fullv)
      check_version(S, new.t, idtext(s.version) or '') then
     code = 2
   end
-  local view = pubv
-  if tok then view = fullv end
+  local view, unused = pubv, fullv
+  if tok then view, unused = fullv, pubv end
+  drop_key(unused)
   if view == '' then view = brief(s, tok) end
   publish('score', new, S, tok, view, ts)
   announce()
@@ -131,8 +139,9 @@ local function post_dead(job, id, err, text)
 end
 
 -- Applies a token, or keeps it until the submission is scored. Returns
--- the cause when the token is to be dead-lettered instead, else nil
--- and whether the summary written is stale.
+-- the cause when the token is to be dead-lettered instead, else nil,
+-- whether the summary written is stale and whether the full view was
+-- published.
 local function post_token(rec, _, id, body, text, fullv)
   local tk = decode(body) or {}
   local S = idtext(tk.submission) or ''
@@ -191,7 +200,7 @@ local function post_token(rec, _, id, body, text, fullv)
     redis.call('HSET', rec, 'tokened', '1')
   end
   local state, new = 'pending', ident(st)
-  local stale = false
+  local stale, used = false, false
   if s and new and is_scored(s) and s.version ~= nil then
     stale = check_version(S, new.t, idtext(s.version) or '')
   end
@@ -204,13 +213,14 @@ local function post_token(rec, _, id, body, text, fullv)
       state = 'applied'
       if fullv == '' then fullv = brief(st, true) end
       publish('token', new, S, true, fullv, ts)
+      used = true
     end
     announce()
   end
   redis.call('XADD', KEYS[2], '*', 'token', '{"submission":' ..
              str(S) .. ',"id":' .. str(id) .. ',"state":' ..
              str(state) .. '}')
-  return nil, stale
+  return nil, stale, used
 end
 
 P = ARGV[3]
@@ -230,8 +240,9 @@ for i = 0, tonumber(ARGV[4]) - 1 do
     elseif kind == 'result' then
       add_result(nil, id, body)
     elseif kind == 'token' then
-      local err, stale = post_token(rec, job, id, body, ARGV[b + 5],
-                                    ARGV[b + 7])
+      local err, stale, used = post_token(rec, job, id, body, ARGV[b + 5],
+                                          ARGV[b + 7])
+      if not used then drop_key(ARGV[b + 7]) end
       if err then dead(job, err, dl, id) elseif stale then code = 2 end
     else
       dead(job, body, dl, id)
@@ -241,11 +252,13 @@ for i = 0, tonumber(ARGV[4]) - 1 do
       redis.call('XACK', KEYS[1], ARGV[1], id)
       redis.call('XDEL', KEYS[1], id)
     end
-  elseif code < 0 and kind == 'result' then
+  elseif code < 0 then
     -- Written for a delivery that is no longer this consumer's: no
-    -- entry ever names it (an entry gone, 0, may have been posted by
-    -- this very delivery, so its body stays; it expires).
-    redis.call('DEL', body)
+    -- entry ever names them (an entry gone, 0, may have been posted by
+    -- this very delivery, so its keys stay; they expire).
+    if kind == 'result' then drop_key(body) end
+    drop_key(ARGV[b + 6])
+    drop_key(ARGV[b + 7])
   end
   out[#out + 1] = code
 end

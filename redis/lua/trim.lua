@@ -3,8 +3,9 @@
 -- consumer group still needs. KEYS = n streams, then their n
 -- checkpoint sorted sets; ARGV[1] = the time in ms (0: Redis's clock,
 -- which made the stream IDs), then per stream its age limit in ms, its
--- count limit (0: none) and 1 when its entries name a body key (field
--- "body", the results stream) that goes with them, else 0. The bodies
+-- count limit (0: none) and 1 when its entries name keys that go with
+-- them (the field "body" of the results stream, "view" of the
+-- contestant stream), else 0. The keys
 -- of at most MAX_BODIES entries go per run, and the trim stops there
 -- (the next run goes on), so a run stays short. The count is kept with
 -- checkpoints, not MAXLEN: each run records the stream's entries-added
@@ -68,7 +69,7 @@ local function drop_bodies(s, minid)
     if #e == 0 then return minid end
     local keys = {}
     for _, x in ipairs(e) do
-      local k = field(x[2], 'body')
+      local k = field(x[2], 'body') or field(x[2], 'view')
       if k then keys[#keys + 1] = k end
     end
     if #keys > 0 then redis.call('UNLINK', unpack(keys)) end
