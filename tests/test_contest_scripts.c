@@ -1014,6 +1014,40 @@ Test(contest_scripts, a_new_submission_merges_into_the_place_cache) {
   cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t"), 1);
 }
 
+Test(contest_scripts, a_cache_of_another_format_or_cut_short_is_recomputed) {
+  sm_t a = {.sub = "s1", .ts = 1, .score = 30, .pub = 10};
+  post(&a);
+  redisReply *r = redisCommand(c, "GET tally:ptagg:c1:u:t");
+  cr_assert_eq(r->type, REDIS_REPLY_STRING);
+  cr_expect_eq(r->str[0], '2', "the binary format");
+  /* The same cache cut short, and a cache in the text format of earlier
+   * versions: each is refused and the place read whole (the place and
+   * the totals), then the cache written again. */
+  char cut[64];
+  memcpy(cut, r->str, 40);
+  freeReplyObject(r);
+  static const char *const bad[] = {
+      NULL, "1 1 1 0 max 0 none 1 1 2 2 30 10\ns1s1", "2", ""};
+  for (int i = 0; i < 4; i++) {
+    if (bad[i] == NULL)
+      freeReplyObject(
+          redisCommand(c, "SET tally:ptagg:c1:u:t %b", cut, (size_t)40));
+    else
+      freeReplyObject(redisCommand(c, "SET tally:ptagg:c1:u:t %s", bad[i]));
+    freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
+    char sub[16];
+    snprintf(sub, sizeof(sub), "n%d", i);
+    sm_t b = {.sub = sub, .ts = 2 + i, .score = 40 + i, .pub = 10};
+    post(&b);
+    cr_expect_eq(calls("hgetall"), 2, "case %d: recomputed", i);
+    cr_expect_eq(task_score("c1", "u", "t").score, 40 + i, "case %d", i);
+    r = redisCommand(c, "GET tally:ptagg:c1:u:t");
+    cr_expect(r->type == REDIS_REPLY_STRING && r->str[0] == '2',
+              "case %d: written again", i);
+    freeReplyObject(r);
+  }
+}
+
 /* Issue 10, defect 6: a token kept for a submission not scored yet names
  * its participant, checked when the submission comes; kept tokens are
  * bounded per participant; a repeated token shows nothing more. */

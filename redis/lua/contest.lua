@@ -354,7 +354,17 @@ end
 -- and the public side; after a newline, par's id then last's id.
 local MODES = {max = true, max_subtask = true, max_tokened_last = true}
 
-local function g17(x) return string.format('%.17g', x) end
+-- The place cache is binary, packed with Redis's struct library, so that
+-- numbers go in and out exactly (the sign of zero too) without
+-- formatting or parsing text: '2', then n, subs and unsc (int32), prec,
+-- par.ts and last.ts (doubles), mode, rnd, par.id and last.id (each an
+-- int32 length and its bytes), then each side's aggregate (an int32
+-- count and that many doubles). All little-endian.
+local CACHE_HEAD = '<c1i4i4i4ddd'
+
+local function packed_str(x)
+  return struct.pack('<i4', #x) .. x
+end
 
 local function cache_text(st)
   local par, last = st.par, st.last
@@ -363,60 +373,74 @@ local function cache_text(st)
      not fin(par.prec) or not fin(par.ts) or not fin(last.ts) then
     return nil
   end
-  local w = {'1', string.format('%d', st.n), string.format('%d', st.subs),
-             string.format('%d', st.unsc), par.mode, g17(par.prec), par.rnd,
-             g17(par.ts), g17(last.ts), #par.id, #last.id}
+  local w = {struct.pack(CACHE_HEAD, '2', st.n, st.subs, st.unsc, par.prec,
+                         par.ts, last.ts),
+             packed_str(par.mode), packed_str(par.rnd), packed_str(par.id),
+             packed_str(last.id)}
   for _, a in ipairs(st.aggs) do
     for k = 1, #a do
       if not fin(a[k]) then return nil end
-      w[#w + 1] = g17(a[k])
+    end
+    w[#w + 1] = struct.pack('<i4', #a)
+    if #a > 0 then
+      w[#w + 1] = struct.pack('<' .. string.rep('d', #a), unpack(a))
     end
   end
-  return table.concat(w, ' ') .. '\n' .. par.id .. last.id
+  return table.concat(w)
 end
 
--- The st that cache text c was made of (par and last with ts and id,
--- par with mode, prec and rnd), or nil when c is not such a text.
+-- The string at position i of cache c (an int32 length, then its bytes)
+-- and the position after it, or nil.
+local function unpacked_str(c, i)
+  if i + 3 > #c then return nil end
+  local n = struct.unpack('<i4', c, i)
+  if n < 0 or i + 3 + n > #c then return nil end
+  return string.sub(c, i + 4, i + 3 + n), i + 4 + n
+end
+
+-- The st that cache c was made of (par and last with ts and id, par with
+-- mode, prec and rnd), or nil when c is not such a cache (a cache of an
+-- earlier format, as text, is not: the place is recomputed and its cache
+-- written again).
 local function load_cache(c)
-  local nl = string.find(c, '\n', 1, true)
-  if not nl then return nil end
-  local w = {}
-  for x in string.gmatch(string.sub(c, 1, nl - 1), '%S+') do
-    w[#w + 1] = x
-  end
-  if w[1] ~= '1' or not MODES[w[5]] then return nil end
-  local n, subs, unsc = tonumber(w[2]), tonumber(w[3]), tonumber(w[4])
-  local prec, pts, lts = tonumber(w[6]), tonumber(w[8]), tonumber(w[9])
-  local lp, ll = tonumber(w[10]), tonumber(w[11])
-  if not (n and subs and unsc and prec and pts and lts and lp and ll) or
-     #c ~= nl + lp + ll then
-    return nil
-  end
+  if string.sub(c, 1, 1) ~= '2' or #c < 37 then return nil end
+  local _, n, subs, unsc, prec, pts, lts, i =
+    struct.unpack(CACHE_HEAD, c)
+  local mode, rnd, pid, lid
+  mode, i = unpacked_str(c, i)
+  if not mode or not MODES[mode] then return nil end
+  rnd, i = unpacked_str(c, i)
+  if not rnd then return nil end
+  pid, i = unpacked_str(c, i)
+  if not pid then return nil end
+  lid, i = unpacked_str(c, i)
+  if not lid then return nil end
   local st = {n = n, subs = subs, unsc = unsc, aggs = {},
-              par = {ts = pts, id = string.sub(c, nl + 1, nl + lp),
-                     mode = w[5], prec = prec, rnd = w[7]},
-              last = {ts = lts, id = string.sub(c, nl + lp + 1)}}
-  local i = 12
+              par = {ts = pts, id = pid, mode = mode, prec = prec,
+                     rnd = rnd},
+              last = {ts = lts, id = lid}}
   for side = 1, 2 do
-    local len = 1
-    if w[5] == 'max_tokened_last' then
-      len = 2
-    elseif w[5] == 'max_subtask' then
-      local nsub = tonumber(w[i + 1])
-      if not nsub or nsub < 0 or nsub ~= math.floor(nsub) then
-        return nil
-      end
-      len = 2 + nsub
+    if i + 3 > #c then return nil end
+    local len = struct.unpack('<i4', c, i)
+    i = i + 4
+    local want = 1
+    if mode == 'max_tokened_last' then
+      want = 2
+    elseif mode == 'max_subtask' then
+      want = nil
     end
-    local a = {}
-    for k = 1, len do
-      a[k] = tonumber(w[i])
-      if not a[k] then return nil end
-      i = i + 1
+    if len < 1 or (want and len ~= want) or i + 8 * len - 1 > #c then
+      return nil
+    end
+    local a = {struct.unpack('<' .. string.rep('d', len), c, i)}
+    a[len + 1] = nil -- the position after them
+    if mode == 'max_subtask' and (len < 2 or a[2] ~= len - 2) then
+      return nil
     end
     st.aggs[side] = a
+    i = i + 8 * len
   end
-  if i ~= #w + 1 then return nil end
+  if i ~= #c + 1 then return nil end
   return st
 end
 
