@@ -179,6 +179,7 @@ typedef struct stream_info_s {
   long long length, memory; /* memory -1: Redis did not say */
   char oldest[64];          /* the oldest entry's ID, "" for none */
   long long age_ms;         /* of the oldest entry, by Redis's clock */
+  long long keys_memory;    /* of the keys its entries name, estimated */
 } stream_info_t;
 
 #define NSTREAMS 4
@@ -204,6 +205,48 @@ static int stream_len(remote_t *r, const char *key, long long *n) {
     return EXIT_CONFIG;
   *n = reply->integer;
   freeReplyObject(reply);
+  return 0;
+}
+
+/* How many of a stream's newest entries keys_memory samples. */
+#define KEYS_SAMPLE 100
+
+/* Estimates the memory of the keys that the entries of stream key name
+ * (a result's "body", an event's "view"): the mean over the newest
+ * KEYS_SAMPLE entries (0 for one that names none), times the length.
+ * Returns 0 or EXIT_CONFIG (printed). */
+static int keys_memory(remote_t *r, const char *key, stream_info_t *s) {
+  s->keys_memory = 0;
+  if (s->length == 0)
+    return 0;
+  redisReply *x = cli_expect(
+      r, remote_cmd(r, "XREVRANGE %s + - COUNT %d", key, KEYS_SAMPLE),
+      REDIS_REPLY_ARRAY, "XREVRANGE");
+  if (x == NULL)
+    return EXIT_CONFIG;
+  long long sum = 0;
+  for (size_t i = 0; i < x->elements; i++) {
+    const redisReply *e = x->element[i];
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
+      continue;
+    const redisReply *k = cli_field(e->element[1], "body");
+    if (k == NULL)
+      k = cli_field(e->element[1], "view");
+    if (cli_str_of(k) == NULL)
+      continue;
+    redisReply *m = remote_cmd(r, "MEMORY USAGE %b SAMPLES 0", k->str, k->len);
+    if (m == NULL) {
+      freeReplyObject(x);
+      return EXIT_CONFIG;
+    }
+    if (m->type == REDIS_REPLY_INTEGER)
+      sum += m->integer;
+    freeReplyObject(m);
+  }
+  if (x->elements > 0)
+    s->keys_memory =
+        (long long)((double)sum / (double)x->elements * (double)s->length);
+  freeReplyObject(x);
   return 0;
 }
 
@@ -246,6 +289,8 @@ static int streams_read(remote_t *r, status_t *st) {
     if (m->type == REDIS_REPLY_INTEGER)
       s->memory = m->integer;
     freeReplyObject(m);
+    if (keys_memory(r, key, s) != 0)
+      return EXIT_CONFIG;
   }
   return 0;
 }
@@ -365,10 +410,13 @@ static void status_text(const remote_t *r, const status_t *st) {
   status_line("results", "%lld in %s", st->results, r->results);
   for (int i = 0; i < NSTREAMS; i++) {
     const stream_info_t *s = &st->streams[i];
-    char label[32], mem[48] = "";
+    char label[32], mem[128] = "";
     snprintf(label, sizeof(label), "stream %s", s->name);
     if (s->memory >= 0)
       snprintf(mem, sizeof(mem), ", %lld bytes", s->memory);
+    if (s->keys_memory > 0)
+      snprintf(mem + strlen(mem), sizeof(mem) - strlen(mem),
+               " and about %lld in the keys its entries name", s->keys_memory);
     if (s->oldest[0] != '\0')
       status_line(label, "%lld entries, oldest %s (%lld s old)%s", s->length,
                   s->oldest, s->age_ms / 1000, mem);
@@ -435,6 +483,7 @@ static void status_json(const remote_t *r, const status_t *st, tally_buf_t *b) {
       cli_json_int(b, "memory_bytes", s->memory);
     else
       tally_buf_puts(b, ",\"memory_bytes\":null");
+    cli_json_int(b, "keys_memory_bytes", s->keys_memory);
     tally_buf_putc(b, '}');
   }
   tally_buf_puts(b, "}}\n");

@@ -365,6 +365,36 @@ Test(cli_redis, results_prints_the_body_each_entry_names_and_says_when_gone) {
   tc_run_free(&r);
 }
 
+Test(cli_redis, status_estimates_the_memory_of_the_keys_entries_name) {
+  /* Two results naming a 10,000-byte body each, one naming a key that
+   * is gone, and an event naming a view. */
+  char big[10001];
+  memset(big, 'x', 10000);
+  big[10000] = '\0';
+  freeReplyObject(cmd("SET tally:result:a %s", big));
+  freeReplyObject(cmd("SET tally:result:b %s", big));
+  freeReplyObject(cmd("XADD tally:results * entry 1-0 body tally:result:a"));
+  freeReplyObject(cmd("XADD tally:results * entry 2-0 body tally:result:b"));
+  freeReplyObject(cmd("XADD tally:results * entry 3-0 body tally:result:c"));
+  freeReplyObject(cmd("SET tally:view:a %s", big));
+  freeReplyObject(cmd("XADD tally:public * event {} view tally:view:a"));
+  tc_run_t r =
+      run((const char *[]){"status", "--redis", srv.url, "--json", NULL}, NULL);
+  cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+  cJSON *j = cJSON_Parse(r.out);
+  cr_assert_not_null(j, "%s", r.out);
+  double k = ts_num_at(j, "streams.results.keys_memory_bytes");
+  cr_expect(k >= 20000 && k < 30000, "two bodies over three entries: %g", k);
+  k = ts_num_at(j, "streams.public.keys_memory_bytes");
+  cr_expect(k >= 10000 && k < 15000, "%g", k);
+  cr_expect_eq(ts_num_at(j, "streams.dead.keys_memory_bytes"), 0);
+  cJSON_Delete(j);
+  tc_run_free(&r);
+  r = run((const char *[]){"status", "--redis", srv.url, NULL}, NULL);
+  cr_expect(strstr(r.out, "in the keys its entries name") != NULL, "%s", r.out);
+  tc_run_free(&r);
+}
+
 Test(cli_redis, results_with_no_follow_exits_once_caught_up) {
   add_entries("tally:results", "result", 150);
   tc_run_t r = run((const char *[]){"results", "--redis", srv.url, "--from",
