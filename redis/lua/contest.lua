@@ -172,7 +172,7 @@ local function entry(id, v)
       return {id = id, ts = ts, off = off ~= 'false', ok = true,
               tok = tok, sc = sc, ps = ps, cmp = cmp ~= 'false',
               mode = mode, prec = tonumber(prec) or 0, rnd = rnd, v = v,
-              at = at}
+              at = at, sf = 0, sp = 0}
     end
     ts, off = string.match(v, UNSCORED, i)
     ts = tonumber(ts)
@@ -199,9 +199,14 @@ local function subtasks_of(e, pub)
     if pub then return numbers(e.s.public_subtasks) end
     return numbers(e.s.subtasks)
   end
-  local a, b = string.match(e.v, SUBTASKS, e.at)
-  if pub then return numbers(b) end
-  return numbers(a)
+  -- Both sides' texts come from one match, kept for the other side in
+  -- sf and sp (0 until then, false for none).
+  if e.sf == 0 then
+    local a, b = string.match(e.v, SUBTASKS, e.at)
+    e.sf, e.sp = a or false, b or false
+  end
+  if pub then return numbers(e.sp or nil) end
+  return numbers(e.sf or nil)
 end
 
 -- The aggregate of one side of tally_task_score over subs (official
@@ -346,12 +351,10 @@ local function compute(flat)
   return out, st
 end
 
--- The place cache (<p>:ptagg:...): st of compute as text, or nil when it
--- cannot be kept (no official or no scored submission, a mode or
--- rounding of another name, a number that is not finite). Space-separated
--- '1', n, subs, unsc, mode, precision, rounding, par's and last's
--- timestamps, the lengths of their ids, then the aggregates of the full
--- and the public side; after a newline, par's id then last's id.
+-- The place cache (<p>:ptagg:...): st of compute packed (the layout is
+-- at CACHE_HEAD below), or nil when it cannot be kept (no official or no
+-- scored submission, a mode or rounding of another name, a number that
+-- is not finite).
 local MODES = {max = true, max_subtask = true, max_tokened_last = true}
 
 -- The place cache is binary, packed with Redis's struct library, so that
