@@ -570,11 +570,26 @@ static void json_field(tally_buf_t *b, const char *before, const char *name,
     tally_json_str(b, v->str);
 }
 
+/* The body key a results entry names (its "body" field), or NULL. */
+static const redisReply *body_key(const redisReply *fields) {
+  const redisReply *key = cli_field(fields, "body");
+  return cli_str_of(key) != NULL ? key : NULL;
+}
+
 /* Appends the result stored at the body key an entry names, and returns
- * 1; 0 (said on stderr) when the body is gone, -1 when Redis failed. */
+ * 1; 0 (said on stderr) when the body is gone, -1 when Redis failed. The
+ * GET of the key was pipelined before (its reply is read here) when
+ * pipelined, else it is sent now. */
 static int body_line(remote_t *r, tally_buf_t *b, const char *id,
-                     const redisReply *fields, const redisReply *key) {
-  redisReply *v = remote_cmd(r, "GET %b", key->str, key->len);
+                     const redisReply *fields, const redisReply *key,
+                     bool pipelined) {
+  redisReply *v = NULL;
+  if (!pipelined) {
+    v = remote_cmd(r, "GET %b", key->str, key->len);
+  } else if (redisGetReply(r->c, (void **)&v) != REDIS_OK) {
+    remote_io_error(r);
+    return -1;
+  }
   if (v == NULL ||
       (v->type != REDIS_REPLY_STRING && v->type != REDIS_REPLY_NIL)) {
     cli_expect(r, v, REDIS_REPLY_STRING, "GET");
@@ -602,7 +617,7 @@ static int body_line(remote_t *r, tally_buf_t *b, const char *id,
  * fields. Returns 1; 0 (after saying so) for an entry without a result;
  * -1 when Redis failed (said). */
 static int entry_line(remote_t *r, tally_buf_t *b, const char *id,
-                      const redisReply *fields, bool dead) {
+                      const redisReply *fields, bool dead, bool pipelined) {
   if (dead) {
     json_field(b, "{", "id", fields);
     json_field(b, ",", "error", fields);
@@ -611,9 +626,9 @@ static int entry_line(remote_t *r, tally_buf_t *b, const char *id,
     tally_buf_puts(b, "}\n");
     return 1;
   }
-  const redisReply *key = cli_field(fields, "body");
-  if (cli_str_of(key) != NULL)
-    return body_line(r, b, id, fields, key);
+  const redisReply *key = body_key(fields);
+  if (key != NULL)
+    return body_line(r, b, id, fields, key, pipelined);
   const redisReply *v = cli_field(fields, "result");
   if (v == NULL || v->type != REDIS_REPLY_STRING) {
     fprintf(stderr, "tally: entry %s has no result field\n", id);
@@ -657,7 +672,7 @@ static int submission_result(remote_t *r, const char *sub,
     if (x->elements == 1) {
       tally_buf_t b;
       tally_buf_init(&b);
-      got = entry_line(r, &b, entry, x->element[0]->element[1], false);
+      got = entry_line(r, &b, entry, x->element[0]->element[1], false, false);
       if (got > 0)
         fwrite(b.data, 1, b.len, stdout);
       tally_buf_close(&b);
@@ -796,14 +811,30 @@ int cmd_results(int argc, char **argv) {
         reply->elements == 1 && reply->element[0]->elements == 2
             ? reply->element[0]->element[1]
             : NULL;
-    for (size_t k = 0; entries != NULL && k < entries->elements; k++) {
+    /* The bodies of the batch, fetched in one pipeline; each entry's
+     * line then reads its reply, in order. */
+    for (size_t k = 0; !dead && entries != NULL && k < entries->elements; k++) {
+      const redisReply *e = entries->element[k];
+      const redisReply *bk = e->type == REDIS_REPLY_ARRAY && e->elements == 2 &&
+                                     cli_str_of(e->element[0]) != NULL
+                                 ? body_key(e->element[1])
+                                 : NULL;
+      if (bk != NULL &&
+          redisAppendCommand(r.c, "GET %b", bk->str, bk->len) != REDIS_OK) {
+        remote_io_error(&r);
+        status = EXIT_CONFIG;
+        break;
+      }
+    }
+    for (size_t k = 0; status == 0 && entries != NULL && k < entries->elements;
+         k++) {
       const redisReply *e = entries->element[k];
       if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
           cli_str_of(e->element[0]) == NULL)
         continue;
       snprintf(id, sizeof(id), "%s", e->element[0]->str);
       tally_buf_reset(&b);
-      int got = entry_line(&r, &b, id, e->element[1], dead);
+      int got = entry_line(&r, &b, id, e->element[1], dead, true);
       if (got < 0) {
         status = EXIT_CONFIG;
         break;

@@ -365,6 +365,33 @@ Test(cli_redis, results_prints_the_body_each_entry_names_and_says_when_gone) {
   tc_run_free(&r);
 }
 
+Test(cli_redis, results_reads_bodies_in_order_across_batches) {
+  /* 150 entries naming bodies (two reads of 100 and 50, each fetching its
+   * bodies in one pipeline), the 71st body gone. */
+  for (int i = 0; i < 150; i++) {
+    if (i != 70)
+      freeReplyObject(cmd("SET tally:result:%d {\"n\":%d}", i, i));
+    freeReplyObject(cmd("XADD tally:results * submission s%d entry %d-0 "
+                        "body tally:result:%d",
+                        i, i + 1, i));
+  }
+  tc_run_t r = run((const char *[]){"results", "--redis", srv.url, "--from",
+                                    "0", "--no-follow", NULL},
+                   NULL);
+  cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+  char *lines[200];
+  cr_assert_eq(tc_lines_of(r.out, lines, 200), 149);
+  for (int i = 0, k = 0; i < 150; i++) {
+    if (i == 70)
+      continue;
+    char want[32];
+    snprintf(want, sizeof(want), "{\"n\":%d}", i);
+    cr_expect_str_eq(lines[k++], want);
+  }
+  cr_expect(strstr(r.err, "--submission s70 rebuilds it") != NULL, "%s", r.err);
+  tc_run_free(&r);
+}
+
 Test(cli_redis, status_estimates_the_memory_of_the_keys_entries_name) {
   /* Two results naming a 10,000-byte body each, one naming a key that
    * is gone, and an event naming a view. */
