@@ -83,8 +83,10 @@ void tally_json_mark_arena(cJSON *tree) {
         !(at->type & cJSON_IsReference)) {
       size_t n = strlen(at->valuestring);
       n = filled_len(at->valuestring, n, tally__arena_size(at->valuestring));
-      /* Jobs are far smaller than INT_MAX bytes; a longer string is left
-       * unmarked (and would be measured by strlen). */
+      /* Always true: a job is far smaller than INT_MAX bytes, and Linux
+       * gives user space addresses below 2^47 unless a program asks for
+       * more. (An unmarked arena string would be measured through
+       * malloc_usable_size, which only heap blocks answer.) */
       if (n <= INT_MAX && (uintptr_t)at->valuestring < ((uintptr_t)1 << 53)) {
         at->valueint = (int)n;
         at->valuedouble = -(double)(uintptr_t)at->valuestring;
