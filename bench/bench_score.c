@@ -2,6 +2,7 @@
  * in, result JSON with full details out) for a 100-testcase, 5-subtask
  * GroupMin task. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,10 +116,52 @@ static void bench(const char *label, tally_engine_t *e, const jobs_t *jobs,
   tally_buf_close(&out);
 }
 
+/* Writes the task (DIR/bench.json) and n jobs with evaluations as objects
+ * (DIR/jobs.jsonl, the distinct jobs cycled, one per line), for timing a
+ * whole `tally score` process on the same jobs. Returns an exit status. */
+static int write_files(const char *dir, long n) {
+  char path[4096];
+  tally_buf_t b;
+  tally_buf_init(&b);
+  bench_write_task(&b, PER_SUBTASK);
+  snprintf(path, sizeof(path), "%s/bench.json", dir);
+  FILE *f = fopen(path, "w");
+  if (f == NULL || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0) {
+    fprintf(stderr, "bench_score: cannot write %s\n", path);
+    return 1;
+  }
+  tally_buf_close(&b);
+  static jobs_t jobs;
+  make_jobs(&jobs, true);
+  snprintf(path, sizeof(path), "%s/jobs.jsonl", dir);
+  f = fopen(path, "w");
+  bool ok = f != NULL;
+  for (long i = 0; ok && i < n; i++) {
+    int k = (int)(i % NJOBS);
+    if (memchr(jobs.text[k], '\n', jobs.len[k]) != NULL) {
+      fprintf(stderr, "bench_score: job %d spans lines\n", k);
+      return 1;
+    }
+    ok = fwrite(jobs.text[k], 1, jobs.len[k], f) == jobs.len[k] &&
+         fputc('\n', f) != EOF;
+  }
+  if (f == NULL || fclose(f) != 0 || !ok) {
+    fprintf(stderr, "bench_score: cannot write %s\n", path);
+    return 1;
+  }
+  free_jobs(&jobs);
+  printf("wrote %s/bench.json and %ld jobs to %s\n", dir, n, path);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   long count = 200000;
+  if (argc == 4 && strcmp(argv[1], "--write") == 0 &&
+      (count = strtol(argv[3], NULL, 10)) > 0)
+    return write_files(argv[2], count);
   if (argc > 2 || (argc == 2 && (count = strtol(argv[1], NULL, 10)) <= 0)) {
-    fprintf(stderr, "usage: bench_score [JOBS_PER_RUN]\n");
+    fprintf(stderr, "usage: bench_score [JOBS_PER_RUN]\n"
+                    "       bench_score --write DIR JOBS\n");
     return 2;
   }
 
