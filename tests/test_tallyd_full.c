@@ -66,12 +66,15 @@ Test(full, jobs_wait_while_redis_is_full_and_finish_once_after) {
           ids[0]);
   TD_REQUIRE(&d, td_wait_outcomes(c, 1, 20000) == 1, "the first result");
   /* Full: the jobs go in (XADD as the platform would, before the limit),
-   * then Redis refuses every write that needs memory. */
+   * then Redis refuses every write that needs memory. tallyd is stopped
+   * meanwhile, or it could post all of them before the limit is set. */
+  td_signal(&d, SIGSTOP);
   td_push_many(c, N, ids + 1);
   long long used = used_memory();
   cr_assert_gt(used, 0);
   freeReplyObject(
       redisCommand(c, "CONFIG SET maxmemory %lld", used + 16 * 1024));
+  td_signal(&d, SIGCONT);
   td_sleep_ms(6000);
   long long done_while_full = td_wait_outcomes(c, N + 1, 1);
   /* Nothing is lost meanwhile: what is not posted is pending or unread. */
