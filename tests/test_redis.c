@@ -117,6 +117,98 @@ Test(redis, runs_a_command_over_tcp_and_selects_the_database) {
   close_conn();
 }
 
+/* What a transaction's callback got: the reply's type, its element count
+ * and its last element's text (or the error). */
+static int tx_type, tx_done;
+static size_t tx_elements;
+static char tx_text[256];
+
+static void on_tx(tally_redis_t *r, redisReply *reply, void *privdata) {
+  (void)r;
+  (void)privdata;
+  tx_done++;
+  tx_type = reply ? reply->type : -1;
+  tx_elements = reply && reply->type == REDIS_REPLY_ARRAY ? reply->elements : 0;
+  const redisReply *last = reply;
+  if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements > 0)
+    last = reply->element[reply->elements - 1];
+  snprintf(tx_text, sizeof(tx_text), "%s", last && last->str ? last->str : "");
+}
+
+/* Sends MULTI, SET k v, INCR n, GET k, EXEC. */
+static int send_tx(const char *v) {
+  const char *set[] = {"SET", "k", v}, *incr[] = {"INCR", "n"},
+             *get[] = {"GET", "k"};
+  size_t set_len[] = {3, 1, strlen(v)}, incr_len[] = {4, 1}, get_len[] = {3, 1};
+  const int argc[] = {3, 2, 2};
+  const char *const *argv[] = {set, incr, get};
+  const size_t *const lens[] = {set_len, incr_len, get_len};
+  tx_done = 0;
+  return tally_redis_transaction(&conn, 1000, on_tx, NULL, 3, argc, argv, lens);
+}
+
+Test(redis, runs_a_transaction_with_one_callback_for_exec) {
+  open_conn(server.url);
+  cr_assert(run_until(&probe.ups, 1, 2000));
+  cr_assert_eq(send_tx("body"), 0);
+  cr_assert(run_until(&tx_done, 1, 2000));
+  cr_expect_eq(tx_type, REDIS_REPLY_ARRAY);
+  cr_expect_eq(tx_elements, 3, "one reply per command, in order");
+  cr_expect_str_eq(tx_text, "body");
+  /* The connection goes on as before. */
+  ping();
+  cr_assert(run_until(&probe.replies, 1, 2000));
+  cr_expect_str_eq(probe.last, "PONG");
+  close_conn();
+}
+
+Test(redis, reports_the_refusal_of_a_queued_command_not_execabort) {
+  open_conn(server.url);
+  cr_assert(run_until(&probe.ups, 1, 2000));
+  /* A full Redis refuses SET when it is queued, which aborts EXEC. */
+  redisContext *c = redisConnectUnix(server.sock);
+  cr_assert(c != NULL && c->err == 0);
+  freeReplyObject(redisCommand(c, "CONFIG SET maxmemory 1"));
+  cr_assert_eq(send_tx("body"), 0);
+  cr_assert(run_until(&tx_done, 1, 2000));
+  cr_expect_eq(tx_type, REDIS_REPLY_ERROR);
+  cr_expect(strncmp(tx_text, "OOM", 3) == 0, "%s", tx_text);
+  freeReplyObject(redisCommand(c, "CONFIG SET maxmemory 0"));
+  /* Nothing of it ran, and the connection still works. */
+  redisReply *n = redisCommand(c, "EXISTS k n");
+  cr_expect_eq(n->integer, 0);
+  freeReplyObject(n);
+  redisFree(c);
+  cr_assert_eq(send_tx("again"), 0);
+  cr_assert(run_until(&tx_done, 1, 2000));
+  cr_expect_eq(tx_type, REDIS_REPLY_ARRAY);
+  cr_expect_str_eq(tx_text, "again");
+  close_conn();
+}
+
+Test(redis, fails_a_transaction_once_when_the_connection_is_lost) {
+  open_conn(server.url);
+  cr_assert(run_until(&probe.ups, 1, 2000));
+  tr_redis_signal(&server, SIGSTOP);
+  cr_assert_eq(send_tx("body"), 0);
+  tally_redis_close(&conn, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  cr_expect_eq(tx_done, 1, "the callback runs once");
+  cr_expect_eq(tx_type, -1, "without a reply");
+  cr_expect_eq(uv_loop_close(&loop), 0);
+  tr_redis_signal(&server, SIGCONT);
+}
+
+Test(redis, sends_no_transaction_while_down) {
+  open_conn(server.url);
+  tx_done = 0;
+  /* Not connected yet: nothing is sent, and the callback never runs. */
+  cr_expect_neq(send_tx("body"), 0);
+  cr_assert(run_until(&probe.ups, 1, 2000));
+  cr_expect_eq(tx_done, 0);
+  close_conn();
+}
+
 Test(redis, refuses_host_names_and_bad_urls) {
   char err[256];
   uv_loop_t l;
