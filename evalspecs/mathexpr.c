@@ -870,36 +870,33 @@ static int power(parser_t *p, mx_node_t **out) {
   return *out != NULL ? 0 : TALLY_ENOMEM;
 }
 
-static int mul_div(parser_t *p, mx_node_t **out) {
-  int rc = power(p, out);
-  while (rc == 0 && (is_op(cur(p), '*') || is_op(cur(p), '/'))) {
-    bool div = cur(p)->text[0] == '/';
+/* One left-associative level of the grammar: operands from next, joined
+ * by op into a node of kind, or by inverse, which first applies undo to
+ * the right operand (a - b is a + (-b), a / b is a * b^-1). */
+static int chain(parser_t *p, mx_node_t **out,
+                 int (*next)(parser_t *, mx_node_t **), char op, char inverse,
+                 int (*undo)(tally_mx_t *, mx_node_t **), mx_kind_t kind) {
+  int rc = next(p, out);
+  while (rc == 0 && (is_op(cur(p), op) || is_op(cur(p), inverse))) {
+    bool inv = cur(p)->text[0] == inverse;
     p->pos++;
     mx_node_t *right;
-    if ((rc = power(p, &right)) != 0)
+    if ((rc = next(p, &right)) != 0)
       break;
-    if (div && (rc = invert(p->m, &right)) != 0)
+    if (inv && (rc = undo(p->m, &right)) != 0)
       break;
-    if ((*out = binary(p->m, MX_MUL, *out, right)) == NULL)
+    if ((*out = binary(p->m, kind, *out, right)) == NULL)
       rc = TALLY_ENOMEM;
   }
   return rc;
 }
 
+static int mul_div(parser_t *p, mx_node_t **out) {
+  return chain(p, out, power, '*', '/', invert, MX_MUL);
+}
+
 static int add_sub(parser_t *p, mx_node_t **out) {
-  int rc = mul_div(p, out);
-  while (rc == 0 && (is_op(cur(p), '+') || is_op(cur(p), '-'))) {
-    bool sub = cur(p)->text[0] == '-';
-    p->pos++;
-    mx_node_t *right;
-    if ((rc = mul_div(p, &right)) != 0)
-      break;
-    if (sub && (rc = negate(p->m, &right)) != 0)
-      break;
-    if ((*out = binary(p->m, MX_ADD, *out, right)) == NULL)
-      rc = TALLY_ENOMEM;
-  }
-  return rc;
+  return chain(p, out, mul_div, '+', '-', negate, MX_ADD);
 }
 
 static int expression(parser_t *p, mx_node_t **out) {
