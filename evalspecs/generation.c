@@ -463,58 +463,47 @@ static long lcs(const toks_t *a, const toks_t *b) {
   return r;
 }
 
-int tally__es_rouge(const tally_es_validator_t *v, const char *actual,
-                    const char *expected, tally_es_outcome_t *o) {
+/* Scores the candidate against one reference, both tokenized: the score
+ * in *score and, when it may be the best, its evidence in *ev (NULL when
+ * short of memory). Returns 0 or TALLY_ENOMEM. */
+typedef int (*ref_score_fn)(const tally_es_gen_t *c, const toks_t *cand,
+                            const toks_t *ref, double *score, cJSON **ev);
+
+/* What rouge_score and chrf_score share: the candidate and each reference
+ * normalized and tokenized by tok, each reference scored by fn, the best
+ * one's score thresholded with its evidence (references that do not
+ * parse: the error refs_or_error gives, named by what). */
+static int best_over_refs(const tally_es_validator_t *v, const char *actual,
+                          const char *expected, tally_es_outcome_t *o,
+                          const char *what, int (*tok)(const char *, toks_t *),
+                          ref_score_fn fn) {
   const tally_es_gen_t *c = v->state;
   char *cand_text = gen_normal(actual, c);
   char **refs = NULL;
-  long nrefs = cand_text != NULL ? refs_or_error("parse rouge_score references",
-                                                 expected, c, &refs, o)
-                                 : -2;
+  long nrefs =
+      cand_text != NULL ? refs_or_error(what, expected, c, &refs, o) : -2;
   toks_t cand = {0};
   int rc = 0;
-  if (nrefs == -2 || (nrefs > 0 && tok_fields(cand_text, &cand) != 0))
+  if (nrefs == -2 || (nrefs > 0 && tok(cand_text, &cand) != 0))
     rc = TALLY_ENOMEM;
-  double beta = c->has_beta ? c->beta : 1.0;
   double best = -1;
   cJSON *best_ev = NULL;
-  static const char *const variants[] = {"rouge-1", "rouge-2", "rouge-l"};
   for (long i = 0; rc == 0 && i < nrefs; i++) {
     toks_t ref;
-    if (tok_fields(refs[i], &ref) != 0) {
+    if (tok(refs[i], &ref) != 0) {
       rc = TALLY_ENOMEM;
       break;
     }
-    double p, r, f;
-    if (c->variant == 2) {
-      long l = lcs(&cand, &ref);
-      if (l < 0)
-        rc = TALLY_ENOMEM;
-      p = safe_ratio((double)l, (double)cand.n);
-      r = safe_ratio((double)l, (double)ref.n);
-    } else {
-      size_t n = (size_t)c->variant + 1;
-      long m = clipped(&cand, &ref, n);
-      if (m < 0)
-        rc = TALLY_ENOMEM;
-      double ct = cand.n >= n ? (double)(cand.n - n + 1) : 0;
-      double rt = ref.n >= n ? (double)(ref.n - n + 1) : 0;
-      p = safe_ratio((double)m, ct);
-      r = safe_ratio((double)m, rt);
-    }
-    f = f_score(p, r, beta);
-    if (rc == 0 && f > best) {
-      best = f;
+    double score = 0;
+    cJSON *ev = NULL;
+    rc = fn(c, &cand, &ref, &score, &ev);
+    if (rc == 0 && score > best) {
+      best = score;
       cJSON_Delete(best_ev);
-      best_ev = cJSON_CreateObject();
-      cJSON_AddStringToObject(best_ev, "variant", variants[c->variant]);
-      cJSON_AddNumberToObject(best_ev, "precision", p);
-      cJSON_AddNumberToObject(best_ev, "recall", r);
-      cJSON_AddNumberToObject(best_ev, "f_score", f);
-      cJSON_AddNumberToObject(best_ev, "candidate_length", (double)cand.n);
-      cJSON_AddNumberToObject(best_ev, "reference_length", (double)ref.n);
-      cJSON_AddNumberToObject(best_ev, "beta", beta);
+      best_ev = ev;
+      ev = NULL;
     }
+    cJSON_Delete(ev);
     tok_free(&ref);
   }
   if (rc == 0 && nrefs > 0) {
@@ -530,84 +519,97 @@ int tally__es_rouge(const tally_es_validator_t *v, const char *actual,
   return rc;
 }
 
-int tally__es_chrf(const tally_es_validator_t *v, const char *actual,
-                   const char *expected, tally_es_outcome_t *o) {
-  const tally_es_gen_t *c = v->state;
-  char *cand_text = gen_normal(actual, c);
-  char **refs = NULL;
-  long nrefs = cand_text != NULL ? refs_or_error("parse chrf_score references",
-                                                 expected, c, &refs, o)
-                                 : -2;
-  toks_t cand = {0};
-  int rc = 0;
-  if (nrefs == -2 || (nrefs > 0 && tok_runes(cand_text, &cand) != 0))
-    rc = TALLY_ENOMEM;
+static int rouge_one(const tally_es_gen_t *c, const toks_t *cand,
+                     const toks_t *ref, double *score, cJSON **ev) {
+  static const char *const variants[] = {"rouge-1", "rouge-2", "rouge-l"};
+  double beta = c->has_beta ? c->beta : 1.0;
+  double p, r;
+  if (c->variant == 2) {
+    long l = lcs(cand, ref);
+    if (l < 0)
+      return TALLY_ENOMEM;
+    p = safe_ratio((double)l, (double)cand->n);
+    r = safe_ratio((double)l, (double)ref->n);
+  } else {
+    size_t n = (size_t)c->variant + 1;
+    long m = clipped(cand, ref, n);
+    if (m < 0)
+      return TALLY_ENOMEM;
+    double ct = cand->n >= n ? (double)(cand->n - n + 1) : 0;
+    double rt = ref->n >= n ? (double)(ref->n - n + 1) : 0;
+    p = safe_ratio((double)m, ct);
+    r = safe_ratio((double)m, rt);
+  }
+  double f = f_score(p, r, beta);
+  *score = f;
+  cJSON *e = *ev = cJSON_CreateObject();
+  cJSON_AddStringToObject(e, "variant", variants[c->variant]);
+  cJSON_AddNumberToObject(e, "precision", p);
+  cJSON_AddNumberToObject(e, "recall", r);
+  cJSON_AddNumberToObject(e, "f_score", f);
+  cJSON_AddNumberToObject(e, "candidate_length", (double)cand->n);
+  cJSON_AddNumberToObject(e, "reference_length", (double)ref->n);
+  cJSON_AddNumberToObject(e, "beta", beta);
+  return 0;
+}
+
+int tally__es_rouge(const tally_es_validator_t *v, const char *actual,
+                    const char *expected, tally_es_outcome_t *o) {
+  return best_over_refs(v, actual, expected, o, "parse rouge_score references",
+                        tok_fields, rouge_one);
+}
+
+static int chrf_one(const tally_es_gen_t *c, const toks_t *cand,
+                    const toks_t *ref, double *score, cJSON **ev) {
   double beta = c->has_beta ? c->beta : 2.0;
-  double best = -1;
-  cJSON *best_ev = NULL;
-  for (long i = 0; rc == 0 && i < nrefs; i++) {
-    toks_t ref;
-    if (tok_runes(refs[i], &ref) != 0) {
+  size_t order = cand->n < ref->n ? cand->n : ref->n;
+  if ((long long)order > c->char_order)
+    order = (size_t)c->char_order;
+  double *ps = malloc((order + 1) * sizeof(double)),
+         *rs = malloc((order + 1) * sizeof(double));
+  int rc = ps == NULL || rs == NULL ? TALLY_ENOMEM : 0;
+  double mp = 0, mr = 0;
+  for (size_t n = 1; rc == 0 && n <= order; n++) {
+    long m = clipped(cand, ref, n);
+    if (m < 0) {
       rc = TALLY_ENOMEM;
       break;
     }
-    size_t order = cand.n < ref.n ? cand.n : ref.n;
-    if ((long long)order > c->char_order)
-      order = (size_t)c->char_order;
-    double *ps = malloc((order + 1) * sizeof(double)),
-           *rs = malloc((order + 1) * sizeof(double));
-    if (ps == NULL || rs == NULL)
-      rc = TALLY_ENOMEM;
-    double mp = 0, mr = 0, score;
-    for (size_t n = 1; rc == 0 && n <= order; n++) {
-      long m = clipped(&cand, &ref, n);
-      if (m < 0) {
-        rc = TALLY_ENOMEM;
-        break;
-      }
-      ps[n - 1] = safe_ratio((double)m, (double)(cand.n - n + 1));
-      rs[n - 1] = safe_ratio((double)m, (double)(ref.n - n + 1));
-    }
-    if (order == 0) {
-      score = cand.n == 0 && ref.n == 0 ? 1 : 0;
-      mp = mr = score;
-    } else {
-      for (size_t n = 0; n < order; n++) {
-        mp += ps[n];
-        mr += rs[n];
-      }
-      mp /= (double)order;
-      mr /= (double)order;
-      score = f_score(mp, mr, beta);
-    }
-    if (rc == 0 && score > best) {
-      best = score;
-      cJSON_Delete(best_ev);
-      best_ev = cJSON_CreateObject();
-      cJSON_AddNumberToObject(best_ev, "char_order", (double)c->char_order);
-      cJSON_AddNumberToObject(best_ev, "computed_orders", (double)order);
-      cJSON_AddNumberToObject(best_ev, "beta", beta);
-      cJSON_AddNumberToObject(best_ev, "precision", mp);
-      cJSON_AddNumberToObject(best_ev, "recall", mr);
-      cJSON_AddNumberToObject(best_ev, "f_score", score);
-      cJSON_AddNumberToObject(best_ev, "candidate_length", (double)cand.n);
-      cJSON_AddNumberToObject(best_ev, "reference_length", (double)ref.n);
-      cJSON_AddItemToObject(best_ev, "precisions", doubles(ps, order));
-      cJSON_AddItemToObject(best_ev, "recalls", doubles(rs, order));
-    }
-    free(ps);
-    free(rs);
-    tok_free(&ref);
+    ps[n - 1] = safe_ratio((double)m, (double)(cand->n - n + 1));
+    rs[n - 1] = safe_ratio((double)m, (double)(ref->n - n + 1));
   }
-  if (rc == 0 && nrefs > 0) {
-    cJSON_Delete(o->evidence);
-    o->evidence = best_ev != NULL ? best_ev : cJSON_CreateObject();
-    best_ev = NULL;
-    thresholded(o, best, c);
+  if (rc == 0 && order == 0) {
+    *score = cand->n == 0 && ref->n == 0 ? 1 : 0;
+    mp = mr = *score;
+  } else if (rc == 0) {
+    for (size_t n = 0; n < order; n++) {
+      mp += ps[n];
+      mr += rs[n];
+    }
+    mp /= (double)order;
+    mr /= (double)order;
+    *score = f_score(mp, mr, beta);
   }
-  cJSON_Delete(best_ev);
-  tok_free(&cand);
-  free_refs(refs, nrefs);
-  free(cand_text);
+  if (rc == 0) {
+    cJSON *e = *ev = cJSON_CreateObject();
+    cJSON_AddNumberToObject(e, "char_order", (double)c->char_order);
+    cJSON_AddNumberToObject(e, "computed_orders", (double)order);
+    cJSON_AddNumberToObject(e, "beta", beta);
+    cJSON_AddNumberToObject(e, "precision", mp);
+    cJSON_AddNumberToObject(e, "recall", mr);
+    cJSON_AddNumberToObject(e, "f_score", *score);
+    cJSON_AddNumberToObject(e, "candidate_length", (double)cand->n);
+    cJSON_AddNumberToObject(e, "reference_length", (double)ref->n);
+    cJSON_AddItemToObject(e, "precisions", doubles(ps, order));
+    cJSON_AddItemToObject(e, "recalls", doubles(rs, order));
+  }
+  free(ps);
+  free(rs);
   return rc;
+}
+
+int tally__es_chrf(const tally_es_validator_t *v, const char *actual,
+                   const char *expected, tally_es_outcome_t *o) {
+  return best_over_refs(v, actual, expected, o, "parse chrf_score references",
+                        tok_runes, chrf_one);
 }
