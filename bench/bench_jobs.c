@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define SEED 0x9e3779b97f4a7c15u
 
@@ -111,4 +112,53 @@ void bench_write_evaluations(tally_buf_t *b, int per_subtask, bool full) {
     }
   }
   bench_putf(b, "}");
+}
+
+static double clock_s(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double bench_engine_runs(const char *prog, tally_engine_t *e, char *const *text,
+                         const size_t *len, int njobs, long count, int nruns,
+                         const char *unit) {
+  double *rates = malloc((size_t)nruns * sizeof(*rates));
+  if (rates == NULL) {
+    fprintf(stderr, "%s: out of memory\n", prog);
+    exit(1);
+  }
+  tally_buf_t out;
+  tally_buf_init(&out);
+  for (int r = 0; r < nruns; r++) {
+    /* Wall-clock time; the thread's CPU time beside it shows whether
+     * other programs took the CPU away during the run. */
+    double start = clock_s(CLOCK_MONOTONIC);
+    double cpu_start = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    for (long i = 0; i < count; i++) {
+      int n = (int)(i % njobs);
+      tally_buf_reset(&out);
+      if (tally_engine_score(e, text[n], len[n], NULL, &out) != 0) {
+        fprintf(stderr, "%s: job %d failed: %s\n", prog, n, e->err);
+        exit(1);
+      }
+    }
+    double secs = clock_s(CLOCK_MONOTONIC) - start;
+    double cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+    rates[r] = (double)count / secs;
+    printf("  run %d: %ld %s in %.3f s (%.0f%% CPU): %.0f %s/s\n", r + 1, count,
+           unit, secs, 100.0 * cpu / secs, rates[r], unit);
+  }
+  qsort(rates, (size_t)nruns, sizeof(rates[0]), cmp_double);
+  double median = rates[nruns / 2];
+  printf("  median: %.0f %s/s\n", median, unit);
+  fflush(stdout);
+  free(rates);
+  tally_buf_close(&out);
+  return median;
 }

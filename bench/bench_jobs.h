@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "config/jsonw.h"
+#include "engine/engine.h"
 
 #define BENCH_NSUBTASKS 5
 
@@ -34,5 +35,15 @@ void bench_write_task(tally_buf_t *b, int per_subtask);
  * own skill: mostly correct answers, some wrong ones, some partial scores
  * and some timeouts. */
 void bench_write_evaluations(tally_buf_t *b, int per_subtask, bool full);
+
+/* Times nruns runs of count jobs each through e on this thread, job i
+ * being text[i % njobs] (len[i % njobs] bytes), the output emptied before
+ * each job. Prints each run's "unit"/s with the share of a CPU it had,
+ * then the median, which it returns. A job that fails stops the program
+ * with its error, named by prog: a bench that times error replies
+ * measures nothing. */
+double bench_engine_runs(const char *prog, tally_engine_t *e, char *const *text,
+                         const size_t *len, int njobs, long count, int nruns,
+                         const char *unit);
 
 #endif

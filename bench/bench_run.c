@@ -131,17 +131,6 @@ static void write_job(tally_buf_t *b, int n) {
              seq++, sec / 60 % 60, sec % 60);
 }
 
-static double now(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
   long count = 2000;
   if (argc > 2 || (argc == 2 && (count = strtol(argv[1], NULL, 10)) <= 0)) {
@@ -191,26 +180,7 @@ int main(int argc, char **argv) {
   printf("%d distinct jobs, %.0f bytes of job JSON and %.0f bytes of result "
          "JSON per job on average\n",
          NJOBS, (double)bytes / NJOBS, (double)result_bytes / NJOBS);
-  double rates[NRUNS];
-  for (int r = 0; r < NRUNS; r++) {
-    double start = now(CLOCK_MONOTONIC);
-    double cpu_start = now(CLOCK_THREAD_CPUTIME_ID);
-    for (long i = 0; i < count; i++) {
-      int n = (int)(i % NJOBS);
-      tally_buf_reset(&out);
-      if (tally_engine_score(&e, text[n], len[n], NULL, &out) != 0) {
-        fprintf(stderr, "bench_run: job %d failed: %s\n", n, e.err);
-        return 1;
-      }
-    }
-    double secs = now(CLOCK_MONOTONIC) - start;
-    double cpu = now(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-    rates[r] = (double)count / secs;
-    printf("  run %d: %ld runs in %.3f s (%.0f%% CPU): %.0f runs/s\n", r + 1,
-           count, secs, 100.0 * cpu / secs, rates[r]);
-  }
-  qsort(rates, NRUNS, sizeof(rates[0]), cmp_double);
-  printf("  median: %.0f runs/s\n", rates[NRUNS / 2]);
+  bench_engine_runs("bench_run", &e, text, len, NJOBS, count, NRUNS, "runs");
   for (int n = 0; n < NJOBS; n++)
     free(text[n]);
   tally_buf_close(&out);
