@@ -54,13 +54,6 @@ static void free_jobs(jobs_t *jobs) {
     free(jobs->text[n]);
 }
 
-/* Returns the time of clock in seconds. */
-static double now(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Scores one job into out (emptied first), exiting if it fails: a
  * benchmark that times error replies measures nothing. */
 static void score_one(tally_engine_t *e, const jobs_t *jobs, long i,
@@ -71,11 +64,6 @@ static void score_one(tally_engine_t *e, const jobs_t *jobs, long i,
     fprintf(stderr, "bench_score: job %d failed: %s\n", n, e->err);
     exit(1);
   }
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* Runs NRUNS timed runs of count jobs each and prints their figures. */
@@ -92,28 +80,13 @@ static void bench(const char *label, tally_engine_t *e, const jobs_t *jobs,
     result_bytes += out.len;
   }
 
-  double rates[NRUNS];
   printf("%s: %d distinct jobs, %.0f bytes of job JSON and %.0f bytes of "
          "result JSON per job on average\n",
          label, NJOBS, (double)jobs->bytes / NJOBS,
          (double)result_bytes / NJOBS);
-  for (int r = 0; r < NRUNS; r++) {
-    /* The figure is wall-clock time; the thread's CPU time beside it
-     * shows whether other programs took the CPU away during the run. */
-    double start = now(CLOCK_MONOTONIC);
-    double cpu_start = now(CLOCK_THREAD_CPUTIME_ID);
-    for (long i = 0; i < count; i++)
-      score_one(e, jobs, i, &out);
-    double secs = now(CLOCK_MONOTONIC) - start;
-    double cpu = now(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-    rates[r] = (double)count / secs;
-    printf("  run %d: %ld jobs in %.3f s (%.0f%% CPU): %.0f jobs/s\n", r + 1,
-           count, secs, 100.0 * cpu / secs, rates[r]);
-  }
-  qsort(rates, NRUNS, sizeof(rates[0]), cmp_double);
-  printf("  median: %.0f jobs/s\n", rates[NRUNS / 2]);
-  fflush(stdout);
   tally_buf_close(&out);
+  bench_engine_runs("bench_score", e, jobs->text, jobs->len, NJOBS, count,
+                    NRUNS, "jobs");
 }
 
 /* Writes the task (DIR/bench.json) and n jobs with evaluations as objects
