@@ -125,6 +125,16 @@ static size_t resume(size_t at, const char *cmd) {
   return at > back ? at - back : 0;
 }
 
+/* The brace group that must start at at (after spaces were skipped): its
+ * closing brace in *close and the index after it in *end; missing, the
+ * error missing. */
+static int braced(const char *s, size_t len, size_t at, const char *missing,
+                  size_t *close, size_t *end, char *err, size_t errlen) {
+  if (at >= len || s[at] != '{')
+    return fail(err, errlen, TALLY_MX_ERROR, "%s", missing);
+  return group(s, len, at, '{', '}', close, end, err, errlen);
+}
+
 /* unwrapLatexCommand(s, "\boxed"). */
 static int unwrap_boxed(char **s, char *err, size_t errlen) {
   static const char cmd[] = "\\boxed";
@@ -136,10 +146,8 @@ static int unwrap_boxed(char **s, char *err, size_t errlen) {
     size_t len = strlen(*s), idx = (size_t)(hit - *s);
     size_t start = skip_spaces(*s, len, idx + sizeof(cmd) - 1), close = 0,
            end = 0;
-    if (start >= len || (*s)[start] != '{')
-      return fail(err, errlen, TALLY_MX_ERROR,
-                  "\\boxed must be followed by braces");
-    int rc = group(*s, len, start, '{', '}', &close, &end, err, errlen);
+    int rc = braced(*s, len, start, "\\boxed must be followed by braces",
+                    &close, &end, err, errlen);
     if (rc != 0)
       return rc;
     const char *p[] = {"(", *s + start + 1, ")"};
@@ -160,17 +168,13 @@ static int frac(char **s, char *err, size_t errlen) {
       return 0;
     size_t len = strlen(*s), idx = (size_t)(hit - *s);
     size_t ns = skip_spaces(*s, len, idx + sizeof(cmd) - 1), nc = 0, ne = 0;
-    if (ns >= len || (*s)[ns] != '{')
-      return fail(err, errlen, TALLY_MX_ERROR,
-                  "\\frac must have a numerator group");
-    int rc = group(*s, len, ns, '{', '}', &nc, &ne, err, errlen);
+    int rc = braced(*s, len, ns, "\\frac must have a numerator group", &nc, &ne,
+                    err, errlen);
     if (rc != 0)
       return rc;
     size_t ds = skip_spaces(*s, len, ne), dc = 0, de = 0;
-    if (ds >= len || (*s)[ds] != '{')
-      return fail(err, errlen, TALLY_MX_ERROR,
-                  "\\frac must have a denominator group");
-    if ((rc = group(*s, len, ds, '{', '}', &dc, &de, err, errlen)) != 0)
+    if ((rc = braced(*s, len, ds, "\\frac must have a denominator group", &dc,
+                     &de, err, errlen)) != 0)
       return rc;
     const char *p[] = {"((", *s + ns + 1, ")/(", *s + ds + 1, "))"};
     size_t l[] = {2, nc - ns - 1, 3, dc - ds - 1, 2};
@@ -207,11 +211,9 @@ static int latex_sqrt(char **s, char *err, size_t errlen) {
         i += k;
       }
     }
-    if (pos >= len || (*s)[pos] != '{')
-      return fail(err, errlen, TALLY_MX_ERROR,
-                  "\\sqrt must have a radicand group");
     size_t rc_at = 0, end = 0;
-    if ((rc = group(*s, len, pos, '{', '}', &rc_at, &end, err, errlen)) != 0)
+    if ((rc = braced(*s, len, pos, "\\sqrt must have a radicand group", &rc_at,
+                     &end, err, errlen)) != 0)
       return rc;
     const char *rad = *s + pos + 1;
     size_t nrad = rc_at - pos - 1;
