@@ -460,18 +460,17 @@ typedef struct ranking_s {
 
 static int ranking_read(remote_t *r, const char *contest, bool public,
                         ranking_t *rk) {
-  char key[1024], enc[768];
-  if (tally_rescore_key(enc, sizeof(enc), "", "", contest) != 0) {
+  char key[1024], base[768];
+  if (tally_contest_key(base, sizeof(base), r->prefix, contest) != 0) {
     fprintf(stderr, "tally: too long a contest id\n");
     return EXIT_CONFIG;
   }
-  snprintf(key, sizeof(key), "%s:ranking:%s%s", r->prefix, enc,
-           public ? ":public" : "");
+  snprintf(key, sizeof(key), "%s:ranking%s", base, public ? ":public" : "");
   rk->zset = cli_expect(r, remote_cmd(r, "ZRANGE %s 0 -1 WITHSCORES", key),
                         REDIS_REPLY_ARRAY, "ZRANGE");
   if (rk->zset == NULL)
     return EXIT_JOB_FAILED;
-  snprintf(key, sizeof(key), "%s:contest:%s:tasks", r->prefix, enc);
+  snprintf(key, sizeof(key), "%s:tasks", base);
   rk->tasks_reply = cli_expect(r, remote_cmd(r, "SMEMBERS %s", key),
                                REDIS_REPLY_ARRAY, "SMEMBERS");
   if (rk->tasks_reply == NULL)
@@ -515,8 +514,8 @@ static int ranking_read(remote_t *r, const char *contest, bool public,
     if (tally_rescore_key(part, sizeof(part), "", "",
                           rk->rows[k].participant) != 0)
       part[0] = '\0';
-    if (redisAppendCommand(r->c, "HGETALL %s:taskscores:%s:%s", r->prefix, enc,
-                           part) != REDIS_OK) {
+    if (redisAppendCommand(r->c, "HGETALL %s:taskscores:%s", base, part) !=
+        REDIS_OK) {
       fprintf(stderr, "tally: out of memory\n");
       return EXIT_JOB_FAILED;
     }

@@ -1,5 +1,5 @@
 /* tally ranking --by elo: a contest's Elo ratings (docs/challenges.md),
- * read from <p>:elo:<enc c> and each participant's <p>:elo:<enc c>:<enc u>
+ * read from <p>:{<c>}:elo and each participant's <p>:{<c>}:elo:<enc u>
  * hash. */
 #include "cli/cli.h"
 #include "cli/rescore.h"
@@ -35,14 +35,14 @@ static long long hmget_int(const redisReply *h, size_t k) {
 
 /* Reads the counts of every row, pipelined. Returns 0 or EXIT_JOB_FAILED
  * (printed). */
-static int read_counts(remote_t *r, const char *enc, elo_row_t *rows,
+static int read_counts(remote_t *r, const char *base, elo_row_t *rows,
                        size_t n) {
   for (size_t k = 0; k < n; k++) {
     char part[768];
     if (tally_rescore_key(part, sizeof(part), "", "", rows[k].participant) != 0)
       part[0] = '\0';
-    if (redisAppendCommand(r->c, "HMGET %s:elo:%s:%s matches wins draws losses",
-                           r->prefix, enc, part) != REDIS_OK) {
+    if (redisAppendCommand(r->c, "HMGET %s:elo:%s matches wins draws losses",
+                           base, part) != REDIS_OK) {
       fprintf(stderr, "tally: out of memory\n");
       return EXIT_JOB_FAILED;
     }
@@ -103,14 +103,14 @@ static void elo_text(const elo_row_t *rows, size_t n) {
 }
 
 int cli_ranking_elo(remote_t *r, const char *contest, bool json) {
-  char enc[768];
-  if (tally_rescore_key(enc, sizeof(enc), "", "", contest) != 0) {
+  char base[768];
+  if (tally_contest_key(base, sizeof(base), r->prefix, contest) != 0) {
     fprintf(stderr, "tally: too long a contest id\n");
     return EXIT_CONFIG;
   }
-  redisReply *z = cli_expect(
-      r, remote_cmd(r, "ZRANGE %s:elo:%s 0 -1 WITHSCORES", r->prefix, enc),
-      REDIS_REPLY_ARRAY, "ZRANGE");
+  redisReply *z =
+      cli_expect(r, remote_cmd(r, "ZRANGE %s:elo 0 -1 WITHSCORES", base),
+                 REDIS_REPLY_ARRAY, "ZRANGE");
   if (z == NULL)
     return EXIT_JOB_FAILED;
   if (z->elements == 0) {
@@ -143,7 +143,7 @@ int cli_ranking_elo(remote_t *r, const char *contest, bool json) {
     rows[k].rank = k > 0 && rows[k].rating == rows[k - 1].rating
                        ? rows[k - 1].rank
                        : (long)k + 1;
-  int status = read_counts(r, enc, rows, n);
+  int status = read_counts(r, base, rows, n);
   if (status == 0 && json) {
     tally_buf_t b;
     tally_buf_init(&b);

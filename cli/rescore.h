@@ -115,4 +115,11 @@ struct redisContext *tally_rescore_connect(const char *url, uint64_t timeout_ms,
 int tally_rescore_key(char *out, size_t outlen, const char *prefix,
                       const char *middle, const char *part);
 
+/* Writes the common prefix of every key of contest c, <prefix>:{<c>}
+ * (docs/contest.md: the id in a Redis Cluster hash tag, with %, :, { and
+ * } percent-encoded; the empty id as %), into out (outlen bytes). Returns
+ * 0, or TALLY_E2BIG when it does not fit. */
+int tally_contest_key(char *out, size_t outlen, const char *prefix,
+                      const char *c);
+
 #endif

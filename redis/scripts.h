@@ -68,7 +68,7 @@ extern const char tally_lua_trim[];
  * (official or not), so the task score does not depend on which
  * submission was posted last; with no scored summary every score is 0.
  *
- * The place cache, <p>:ptagg:<enc c>:<enc u>:<enc t> (docs/contest.md),
+ * The place cache, <p>:{<c>}:ptagg:<enc u>:<enc t> (docs/contest.md),
  * keeps what that computation gathered: the pt hash's field count, the
  * official and the unscored official submissions, the newest scored
  * summary's id, timestamp, mode, precision and rounding, the last
@@ -174,7 +174,7 @@ size_t tally_result_key(char *buf, size_t len, const char *prefix,
  *   a summary's "tokened": true) and rev+1; then the contest state is
  *   updated (pt hash, index sets, contests, task scores with the place
  *   cache, both rankings) and a "score" event is added to <p>:public and
- *   published on <p>:events:<contest>, with the full view if the submission
+ *   published on <p>:{<c>}:events, with the full view if the submission
  *   is tokened, else the public view. Lua hashes every byte of every
  *   argument, so the full view, which only a tokened submission's event
  *   needs, may be withheld: a full view of "-" means "withheld, available

@@ -127,7 +127,7 @@ Test(cli_contest, reload_waits_for_the_rescore_the_reload_starts) {
   cr_assert_str_eq(score, "110");
   free(score);
   char *total = NULL;
-  redisReply *z = redisCommand(c, "ZSCORE tally:ranking:c1 bob");
+  redisReply *z = redisCommand(c, "ZSCORE tally:{c1}:ranking bob");
   total = z && z->type == REDIS_REPLY_STRING ? strdup(z->str) : NULL;
   freeReplyObject(z);
   cr_assert_str_eq(total, "50");
@@ -312,8 +312,8 @@ Test(cli_contest, a_rescore_among_posts_ends_as_a_rescore_from_scratch) {
   /* Every participant's task scores, and both rankings, agree. */
   for (int u = 0; u < USERS; u++) {
     char a[64], b[64];
-    snprintf(a, sizeof(a), "tally:taskscores:c1:u%d", u);
-    snprintf(b, sizeof(b), "fresh:taskscores:c1:u%d", u);
+    snprintf(a, sizeof(a), "tally:{c1}:taskscores:u%d", u);
+    snprintf(b, sizeof(b), "fresh:{c1}:taskscores:u%d", u);
     char *x = flat_text("HGETALL %s", a, NULL);
     char *y = flat_text("HGETALL %s", b, NULL);
     cr_assert(strlen(x) > 0, "u%d has no task score", u);
@@ -322,8 +322,8 @@ Test(cli_contest, a_rescore_among_posts_ends_as_a_rescore_from_scratch) {
     free(y);
   }
   const char *rk[][2] = {
-      {"tally:ranking:c1", "fresh:ranking:c1"},
-      {"tally:ranking:c1:public", "fresh:ranking:c1:public"}};
+      {"tally:{c1}:ranking", "fresh:{c1}:ranking"},
+      {"tally:{c1}:ranking:public", "fresh:{c1}:ranking:public"}};
   for (int k = 0; k < 2; k++) {
     char *x = flat_text("ZRANGE %s 0 -1 WITHSCORES", rk[k][0], NULL);
     char *y = flat_text("ZRANGE %s 0 -1 WITHSCORES", rk[k][1], NULL);

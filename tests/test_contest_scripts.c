@@ -189,7 +189,7 @@ static ts_t task_score(const char *contest, const char *user,
                        const char *task) {
   ts_t t = {0};
   redisReply *r =
-      redisCommand(c, "HGET tally:taskscores:%s:%s %s", contest, user, task);
+      redisCommand(c, "HGET tally:{%s}:taskscores:%s %s", contest, user, task);
   if (r->type == REDIS_REPLY_STRING) {
     cJSON *j = cJSON_Parse(r->str);
     cr_assert(j != NULL, "%s", r->str);
@@ -206,7 +206,7 @@ static ts_t task_score(const char *contest, const char *user,
 
 /* A participant's total in a ranking, or NAN when not ranked. */
 static double total(const char *contest, const char *user, bool pub) {
-  redisReply *r = redisCommand(c, "ZSCORE tally:ranking:%s%s %s", contest,
+  redisReply *r = redisCommand(c, "ZSCORE tally:{%s}:ranking%s %s", contest,
                                pub ? ":public" : "", user);
   double v = r->type == REDIS_REPLY_STRING ? strtod(r->str, NULL) : NAN;
   freeReplyObject(r);
@@ -354,7 +354,7 @@ Test(contest_scripts, max_subtask_rounds_the_sum_to_the_precision) {
   post(&b);
   cr_expect_eq(task_score("c1", "u", "t").score, 80.0004);
   char ts[256];
-  hget("tally:taskscores:c1:u", "t", ts, sizeof(ts));
+  hget("tally:{c1}:taskscores:u", "t", ts, sizeof(ts));
   cr_expect_str_eq(ts, "{\"score\":80.0004,\"public_score\":0,"
                        "\"partial\":false,\"submissions\":2}");
 }
@@ -473,8 +473,8 @@ Test(contest_scripts, a_dead_letter_without_a_decoded_summary_is_only_that) {
   cr_expect_eq(after.partial, before.partial);
   cr_expect_eq(after.submissions, 1);
   cr_expect_eq(task_score("c1", "bob", "t").exists, false);
-  cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:taskscores:c1:alice ../x"),
-               0);
+  cr_expect_eq(
+      tr_redis_int(&server, "HEXISTS tally:{c1}:taskscores:alice ../x"), 0);
 }
 
 Test(contest_scripts, rankings_sum_task_scores_in_task_order_and_tie) {
@@ -507,7 +507,7 @@ Test(contest_scripts, rankings_sum_task_scores_in_task_order_and_tie) {
   cr_expect_eq(total("c1", "alice", true), (0.05 + 0.1) + 0.15);
   sm_t carol = {.sub = "carol-0", .user = "carol", .score = 0.5, .pub = 1};
   post(&carol);
-  redisReply *r = redisCommand(c, "ZREVRANGE tally:ranking:c1 0 -1");
+  redisReply *r = redisCommand(c, "ZREVRANGE tally:{c1}:ranking 0 -1");
   cr_assert_eq(r->elements, 3);
   cr_expect_str_eq(r->element[2]->str, "carol");
   freeReplyObject(r);
@@ -521,7 +521,7 @@ static void read_messages(redisContext *sub, int n, char *out, size_t len) {
     redisReply *r = NULL;
     cr_assert_eq(redisGetReply(sub, (void **)&r), REDIS_OK, "message %d", i);
     cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 3);
-    cr_expect_str_eq(r->element[1]->str, "tally:events:c1");
+    cr_expect_str_eq(r->element[1]->str, "tally:{c1}:events");
     strncat(out, r->element[2]->str, len - strlen(out) - 1);
     strncat(out, "\n", len - strlen(out) - 1);
     freeReplyObject(r);
@@ -581,7 +581,7 @@ Test(contest_scripts, events_show_the_public_view_until_a_token) {
   cr_assert(sub && sub->err == 0);
   struct timeval tv = {5, 0};
   redisSetTimeout(sub, tv);
-  freeReplyObject(redisCommand(sub, "SUBSCRIBE tally:events:c1"));
+  freeReplyObject(redisCommand(sub, "SUBSCRIBE tally:{c1}:events"));
 
   sm_t a = {.sub = "s1", .ts = 1, .score = 77.125, .pub = 10};
   cr_expect_eq(post(&a), TALLY_POST_DONE);
@@ -824,7 +824,7 @@ Test(contest_scripts, a_submission_that_moves_leaves_its_old_place) {
   cr_expect(isnan(total("c1", "alice", false)), "alice is not ranked");
   cr_expect_eq(task_score("c1", "bob", "t").score, 40);
   cr_expect_eq(total("c1", "bob", true), 0);
-  cr_expect_eq(tr_redis_int(&server, "HLEN tally:pt:c1:alice:t"), 0);
+  cr_expect_eq(tr_redis_int(&server, "HLEN tally:{c1}:pt:alice:t"), 0);
   cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:index:participant:alice "
                                      "s1"),
                0);
@@ -832,16 +832,49 @@ Test(contest_scripts, a_submission_that_moves_leaves_its_old_place) {
       tr_redis_int(&server, "SISMEMBER tally:index:participant:bob s1"), 1);
   cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:index:task:t s1"), 1);
   cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:contests c1"), 1);
-  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:contest:c1:tasks t"), 1);
+  cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:{c1}:tasks t"), 1);
 }
 
 Test(contest_scripts, keys_encode_colons_and_percents) {
   sm_t a = {.sub = "s1", .user = "a:b%", .contest = "c:1", .score = 5};
   post(&a);
-  cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:pt:c%%3A1:a%%3Ab%%25:t s1"),
-               1);
-  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ranking:c%%3A1"), 1);
+  cr_expect_eq(
+      tr_redis_int(&server, "HEXISTS tally:{c%%3A1}:pt:a%%3Ab%%25:t s1"), 1);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:{c%%3A1}:ranking"), 1);
   cr_expect_eq(tr_redis_int(&server, "SISMEMBER tally:contests c:1"), 1);
+}
+
+/* Every key of one contest carries the contest in one Redis Cluster hash
+ * tag (docs/contest.md): braces in the id are encoded so the tag ends at
+ * the id's end, and the empty id has a tag of its own. */
+Test(contest_scripts, keys_of_a_contest_share_one_hash_tag) {
+  sm_t a = {.sub = "s1", .user = "u", .contest = "x{y}", .score = 5};
+  post(&a);
+  sm_t b = {.sub = "s2", .user = "u", .contest = "", .score = 7};
+  post(&b);
+  const char *keys[] = {"ranking", "ranking:public", "taskscores:u",
+                        "pt:u:t",  "ptagg:u:t",      "tasks"};
+  for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+    cr_expect_eq(tr_redis_int(&server, "EXISTS tally:{x%%7By%%7D}:%s", keys[k]),
+                 1, "%s", keys[k]);
+    cr_expect_eq(tr_redis_int(&server, "EXISTS tally:{%%}:%s", keys[k]), 1,
+                 "%s", keys[k]);
+  }
+  const char *globs[] = {"*ranking*", "*:pt:*", "*ptagg*", "*taskscores*",
+                         "*:tasks"};
+  for (size_t g = 0; g < sizeof(globs) / sizeof(globs[0]); g++) {
+    redisReply *r = redisCommand(c, "KEYS %s", globs[g]);
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
+    cr_expect_eq(r->elements, g == 0 ? 4 : 2, "%s", globs[g]);
+    for (size_t k = 0; k < r->elements; k++) {
+      const char *key = r->element[k]->str;
+      cr_expect(strncmp(key, "tally:{", 7) == 0 &&
+                    (strncmp(key + 7, "x%7By%7D}:", 10) == 0 ||
+                     strncmp(key + 7, "%}:", 3) == 0),
+                "%s has no contest tag", key);
+    }
+    freeReplyObject(r);
+  }
 }
 
 /* Runs a rescore call of the given items (submission, rev, summary,
@@ -965,7 +998,7 @@ Test(contest_scripts, a_new_submission_merges_into_the_place_cache) {
             .subtasks = "[10,20]",
             .pub_subtasks = "[10,0]"};
   post(&a);
-  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t"), 1);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:{c1}:ptagg:u:t"), 1);
 
   /* New submissions, later and earlier, a compilation failure among
    * them: no place is read whole, only the totals' task scores. */
@@ -1007,17 +1040,17 @@ Test(contest_scripts, a_new_submission_merges_into_the_place_cache) {
   /* A place left empty keeps no cache. */
   sm_t x = {.sub = "x1", .task = "t2", .score = 1};
   post(&x);
-  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t2"), 1);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:{c1}:ptagg:u:t2"), 1);
   x.task = "t";
   post(&x);
-  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t2"), 0);
-  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:ptagg:c1:u:t"), 1);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:{c1}:ptagg:u:t2"), 0);
+  cr_expect_eq(tr_redis_int(&server, "EXISTS tally:{c1}:ptagg:u:t"), 1);
 }
 
 Test(contest_scripts, a_cache_of_another_format_or_cut_short_is_recomputed) {
   sm_t a = {.sub = "s1", .ts = 1, .score = 30, .pub = 10};
   post(&a);
-  redisReply *r = redisCommand(c, "GET tally:ptagg:c1:u:t");
+  redisReply *r = redisCommand(c, "GET tally:{c1}:ptagg:u:t");
   cr_assert_eq(r->type, REDIS_REPLY_STRING);
   cr_expect_eq(r->str[0], '2', "the binary format");
   /* The same cache cut short, and a cache in the text format of earlier
@@ -1031,9 +1064,9 @@ Test(contest_scripts, a_cache_of_another_format_or_cut_short_is_recomputed) {
   for (int i = 0; i < 4; i++) {
     if (bad[i] == NULL)
       freeReplyObject(
-          redisCommand(c, "SET tally:ptagg:c1:u:t %b", cut, (size_t)40));
+          redisCommand(c, "SET tally:{c1}:ptagg:u:t %b", cut, (size_t)40));
     else
-      freeReplyObject(redisCommand(c, "SET tally:ptagg:c1:u:t %s", bad[i]));
+      freeReplyObject(redisCommand(c, "SET tally:{c1}:ptagg:u:t %s", bad[i]));
     freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
     char sub[16];
     snprintf(sub, sizeof(sub), "n%d", i);
@@ -1041,7 +1074,7 @@ Test(contest_scripts, a_cache_of_another_format_or_cut_short_is_recomputed) {
     post(&b);
     cr_expect_eq(calls("hgetall"), 2, "case %d: recomputed", i);
     cr_expect_eq(task_score("c1", "u", "t").score, 40 + i, "case %d", i);
-    r = redisCommand(c, "GET tally:ptagg:c1:u:t");
+    r = redisCommand(c, "GET tally:{c1}:ptagg:u:t");
     cr_expect(r->type == REDIS_REPLY_STRING && r->str[0] == '2',
               "case %d: written again", i);
     freeReplyObject(r);

@@ -207,13 +207,13 @@ Test(rescore, scores_the_stored_submissions_of_a_task_the_first_time) {
   char *scored = cmd_str("HGET tally:submission:s7 scored");
   cr_assert_str_eq(scored, "0");
   free(scored);
-  char *ts = cmd_str("HGET tally:taskscores:c1:alice alpha");
+  char *ts = cmd_str("HGET tally:{c1}:taskscores:alice alpha");
   cr_assert(ts != NULL && strstr(ts, "\"score\":100") != NULL, "%s", ts);
   free(ts);
-  ts = cmd_str("HGET tally:taskscores:c1:eve alpha");
+  ts = cmd_str("HGET tally:{c1}:taskscores:eve alpha");
   cr_assert(ts != NULL && strstr(ts, "\"partial\":true") != NULL, "%s", ts);
   free(ts);
-  char *total = cmd_str("ZSCORE tally:ranking:c1 bob");
+  char *total = cmd_str("ZSCORE tally:{c1}:ranking bob");
   cr_assert_str_eq(total, "60");
   free(total);
   char *version = cmd_str("HGET tally:submission:s1 version");
@@ -382,7 +382,7 @@ Test(rescore, writes_a_change_event_for_each_score_that_changed) {
   freeReplyObject(x);
   cr_assert(found, "no change event 40 -> 50 for s4");
   assert_score("s1", "110");
-  char *total = cmd_str("ZSCORE tally:ranking:c1 alice");
+  char *total = cmd_str("ZSCORE tally:{c1}:ranking alice");
   cr_assert_str_eq(total, "110");
   free(total);
   /* Rescoring again changes nothing. */
@@ -579,6 +579,31 @@ Test(rescore, ranking_lists_ties_by_participant_id_in_byte_order) {
     snprintf(path, sizeof(path), "rows[%d].rank", k);
     cr_assert_eq(ts_num_at(j, path), rank[k], "%s", r.out);
   }
+  cJSON_Delete(j);
+  tc_run_free(&r);
+}
+
+/* The CLI finds the keys the scripts write for an id with the characters
+ * the hash tag encodes. */
+Test(rescore, ranking_reads_a_contest_whose_id_needs_encoding) {
+  const char *id = "a:{b}%";
+  store("t1", "bob", id, "alpha", 1, "{\"a1\": 1, \"b1\": 1}");
+  store("t2", "ann", id, "alpha", 1, "{\"a1\": 1, \"b1\": 0}");
+  /* The index as tallyd names it (store writes the id as is). */
+  freeReplyObject(cmd("SADD tally:index:contest:a%%3A{b}%%25 t1 t2"));
+  rescore_ok("--contest", id, NULL, NULL);
+  cr_assert_eq(cmd_int("EXISTS tally:{a%%3A%%7Bb%%7D%%25}:ranking"), 1);
+  const char *args[] = {"ranking", "--redis", srv.url, "--contest",
+                        id,        "--json",  NULL};
+  tc_run_t r = tc_run(args, NULL, dir);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cJSON *j = cJSON_Parse(r.out);
+  cr_assert_not_null(j, "%s", r.out);
+  cr_assert_str_eq(ts_str_at(j, "contest"), id);
+  cr_assert_str_eq(ts_str_at(j, "rows[0].participant"), "bob", "%s", r.out);
+  cr_assert_eq(ts_num_at(j, "rows[0].total"), 100, "%s", r.out);
+  cr_assert_eq(ts_num_at(j, "rows[0].tasks.alpha.score"), 100, "%s", r.out);
+  cr_assert_str_eq(ts_str_at(j, "rows[1].participant"), "ann", "%s", r.out);
   cJSON_Delete(j);
   tc_run_free(&r);
 }

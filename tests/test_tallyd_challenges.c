@@ -111,9 +111,9 @@ Test(tallyd_challenges, scores_matches_once_and_keeps_the_contest) {
   char *score = hget("tally:submission:m-77", "score");
   cr_expect(score != NULL && strcmp(score, "672") == 0, "%s", score);
   free(score);
-  cr_expect_eq(zscore("tally:ranking:arena", "agent-8"), 892);
-  cr_expect_eq(zscore("tally:ranking:arena", "agent-7"), 672);
-  cr_expect_eq(zscore("tally:ranking:arena:public", "agent-7"), 472);
+  cr_expect_eq(zscore("tally:{arena}:ranking", "agent-8"), 892);
+  cr_expect_eq(zscore("tally:{arena}:ranking", "agent-7"), 672);
+  cr_expect_eq(zscore("tally:{arena}:ranking:public", "agent-7"), 472);
 
   /* The public event leaves the private dimension out. */
   char *text = td_public_text(c);

@@ -130,7 +130,7 @@ static char *sub_field(const char *sub, const char *field) {
 /* The task score of user on task in c1, parsed, or NULL. */
 static cJSON *taskscore(const char *user, const char *task) {
   char key[128];
-  snprintf(key, sizeof(key), "tally:taskscores:c1:%s", user);
+  snprintf(key, sizeof(key), "tally:{c1}:taskscores:%s", user);
   char *v = hget(key, task);
   cJSON *j = v ? cJSON_Parse(v) : NULL;
   free(v);
@@ -157,7 +157,7 @@ static void expect_taskscore(const char *user, const char *task, double score,
 
 /* ZSCORE of user in a ranking of c1, or -1. */
 static double ranked(const char *user, bool public_) {
-  redisReply *r = redisCommand(c, "ZSCORE tally:ranking:c1%s %s",
+  redisReply *r = redisCommand(c, "ZSCORE tally:{c1}:ranking%s %s",
                                public_ ? ":public" : "", user);
   double v = r && r->type == REDIS_REPLY_STRING ? strtod(r->str, NULL) : -1;
   freeReplyObject(r);
@@ -445,7 +445,7 @@ Test(tallyd_contest, a_large_view_is_kept_at_a_key_that_the_event_names) {
 
 Test(tallyd_contest, never_publishes_a_private_outcome_or_score_untokened) {
   redisContext *sub = td_connect(&server);
-  redisReply *r = redisCommand(sub, "SUBSCRIBE tally:events:c1");
+  redisReply *r = redisCommand(sub, "SUBSCRIBE tally:{c1}:events");
   freeReplyObject(r);
   start_daemon(NULL);
   push_job("s-a1", "alice", "alpha", 1,
@@ -824,7 +824,7 @@ static void read_side(tally_score_side_t *side, const cJSON *summary,
  * problems, printed. */
 static int recompute(const char *user, const char *task,
                      tally_task_score_t *out) {
-  redisReply *r = redisCommand(c, "HGETALL tally:pt:c1:%s:%s", user, task);
+  redisReply *r = redisCommand(c, "HGETALL tally:{c1}:pt:%s:%s", user, task);
   cr_assert(r && r->type == REDIS_REPLY_ARRAY);
   size_t n = r->elements / 2;
   entry_t *e = calloc(n ? n : 1, sizeof(*e));
@@ -891,8 +891,8 @@ static int recompute(const char *user, const char *task,
  * returns the number of problems, printed. */
 static int check_contest_state(void) {
   int problems = 0;
-  redisReply *tasks_r = redisCommand(c, "SORT tally:contest:c1:tasks ALPHA");
-  redisReply *users = redisCommand(c, "ZRANGE tally:ranking:c1 0 -1");
+  redisReply *tasks_r = redisCommand(c, "SORT tally:{c1}:tasks ALPHA");
+  redisReply *users = redisCommand(c, "ZRANGE tally:{c1}:ranking 0 -1");
   cr_assert(tasks_r && tasks_r->type == REDIS_REPLY_ARRAY);
   cr_assert(users && users->type == REDIS_REPLY_ARRAY);
   cr_expect_gt(users->elements, 0);

@@ -188,7 +188,7 @@ static void check_ratings(const char *when) {
   for (int u = 0; u < USERS; u++) {
     tally_elo_t e = expected(u);
     char key[64], who[32];
-    snprintf(key, sizeof(key), "tally:elo:arena:agent-%d", u);
+    snprintf(key, sizeof(key), "tally:{arena}:elo:agent-%d", u);
     snprintf(who, sizeof(who), "agent-%d", u);
     bool found;
     long long rating = hget_ll(key, "rating", &found);
@@ -206,7 +206,7 @@ static void check_ratings(const char *when) {
     cr_expect_eq(hget_ll(key, "wins", &found), e.wins, "%s: %s", when, who);
     cr_expect_eq(hget_ll(key, "draws", &found), e.draws, "%s: %s", when, who);
     cr_expect_eq(hget_ll(key, "losses", &found), e.losses, "%s: %s", when, who);
-    redisReply *z = redisCommand(c, "ZSCORE tally:elo:arena %s", who);
+    redisReply *z = redisCommand(c, "ZSCORE tally:{arena}:elo %s", who);
     cr_expect(z && z->type == REDIS_REPLY_STRING &&
                   strtod(z->str, NULL) == e.rating,
               "%s: %s in the rating ranking", when, who);

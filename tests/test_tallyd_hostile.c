@@ -143,7 +143,7 @@ Test(tallyd_hostile, bad_ids_are_dead_letters_and_touch_no_contest_state) {
       "\"evaluations\":{\"0\":1,\"1\":1,\"2\":1,\"3\":1}}";
   td_push(c, good, NULL);
   require(td_wait_outcomes(c, 1, OUTCOMES_MS) == 1, "the good job");
-  char *before = hget("tally:taskscores:default:alice", "sum");
+  char *before = hget("tally:{default}:taskscores:alice", "sum");
   require(before != NULL, "alice has no task score");
 
   static const struct {
@@ -191,16 +191,16 @@ Test(tallyd_hostile, bad_ids_are_dead_letters_and_touch_no_contest_state) {
             bad[i].cause);
     free(why);
   }
-  char *after = hget("tally:taskscores:default:alice", "sum");
+  char *after = hget("tally:{default}:taskscores:alice", "sum");
   require(after != NULL && strcmp(before, after) == 0,
           "alice's task score moved: %s -> %s", before, after);
   free(before);
   free(after);
   require(keys_matching("tally:submission:*") == 1,
           "%lld submission hashes, not 1", keys_matching("tally:submission:*"));
-  require(keys_matching("tally:taskscores:*") == 1, "another participant");
-  require(keys_matching("tally:pt:*") == 1, "another place");
-  redisReply *r = redisCommand(c, "HKEYS tally:taskscores:default:alice");
+  require(keys_matching("tally:*:taskscores:*") == 1, "another participant");
+  require(keys_matching("tally:*:pt:*") == 1, "another place");
+  redisReply *r = redisCommand(c, "HKEYS tally:{default}:taskscores:alice");
   require(r && r->elements == 1, "a ranking column for a refused task");
   freeReplyObject(r);
   require(td_xlen(c, "tally:public") == 1, "%lld contestant events, not 1",

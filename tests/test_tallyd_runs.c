@@ -116,7 +116,7 @@ Test(tallyd_runs, scores_runs_once_and_keeps_the_contest) {
           "r-3 is dead-lettered with its cause: %s", why ? why : "(none)");
   free(why);
 
-  redisReply *z = redisCommand(c, "ZSCORE tally:ranking:arena agent-1");
+  redisReply *z = redisCommand(c, "ZSCORE tally:{arena}:ranking agent-1");
   cr_expect(z && z->type == REDIS_REPLY_STRING && strtod(z->str, NULL) == 75);
   freeReplyObject(z);
 

@@ -492,7 +492,8 @@ static void fp_post_token(const char *post_sha, fp_user_t *u, unsigned k) {
  * score, bit for bit (num writes every double as its own text), and the
  * place cache. Returns whether the place holds any submission. */
 static bool fp_check(const char *recompute_sha, const fp_user_t *u, int t) {
-  redisReply *flat = redisCommand(c, "HGETALL tally:pt:c:u%u:t%d", u->user, t);
+  redisReply *flat =
+      redisCommand(c, "HGETALL tally:{c}:pt:u%u:t%d", u->user, t);
   cr_assert(flat && flat->type == REDIS_REPLY_ARRAY);
   size_t n = 3 + flat->elements;
   const char **argv = malloc(n * sizeof(*argv));
@@ -513,8 +514,9 @@ static bool fp_check(const char *recompute_sha, const fp_user_t *u, int t) {
   cr_assert(want && want->type == REDIS_REPLY_ARRAY && want->elements == 2,
             "%s", want && want->type == REDIS_REPLY_ERROR ? want->str : "");
   redisReply *got =
-      redisCommand(c, "HGET tally:taskscores:c:u%u t%d", u->user, t);
-  redisReply *cache = redisCommand(c, "GET tally:ptagg:c:u%u:t%d", u->user, t);
+      redisCommand(c, "HGET tally:{c}:taskscores:u%u t%d", u->user, t);
+  redisReply *cache =
+      redisCommand(c, "GET tally:{c}:ptagg:u%u:t%d", u->user, t);
   const redisReply *ws = want->element[0], *wc = want->element[1];
   cr_assert_eq(got->type, ws->type, "u%u t%d step %u: task score %s, want %s",
                u->user, t, u->steps, got->str, ws->str);
@@ -590,8 +592,8 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
          * script's back; the next new result must not trust the cache. */
         for (unsigned j = 0; j < 100; j++)
           if (u.task_of[j] == t) {
-            freeReplyObject(redisCommand(c, "HDEL tally:pt:c:u%u:t%d u%u-%02u",
-                                         i, t, i, j));
+            freeReplyObject(redisCommand(
+                c, "HDEL tally:{c}:pt:u%u:t%d u%u-%02u", i, t, i, j));
             break;
           }
         while (u.task_of[k] >= 0)

@@ -14,6 +14,25 @@ local function enc(x)
   return (string.gsub(string.gsub(x, '%%', '%%25'), ':', '%%3A'))
 end
 
+-- The common prefix of every key of contest c: <p>:{<c>}, the contest's
+-- id inside a Redis Cluster hash tag, so that all of them fall in one
+-- slot. %, :, { and } are percent-encoded; the empty id is written %,
+-- which no other id encodes to.
+local bases = {}
+local function cbase(c)
+  local b = bases[c]
+  if b then return b end
+  if c == '' then
+    b = P .. ':{%}'
+  else
+    b = P .. ':{' .. string.gsub(c, '[%%:{}]', function(ch)
+      return string.format('%%%02X', string.byte(ch))
+    end) .. '}'
+  end
+  bases[c] = b
+  return b
+end
+
 -- a < b in byte order (Lua's < follows the server's locale).
 local function bless(a, b)
   if a == b then return false end
@@ -94,9 +113,10 @@ local function ident(s)
   local u, t = idtext(s.participant), idtext(s.task)
   if not u or not t then return nil end
   local c = idtext(s.contest) or 'default'
-  local cu = enc(c) .. ':' .. enc(u)
-  return {c = c, u = u, t = t, pk = P .. ':pt:' .. cu .. ':' .. enc(t),
-          tk = P .. ':taskscores:' .. cu, s = s}
+  local b, ut = cbase(c), enc(u) .. ':' .. enc(t)
+  return {c = c, u = u, t = t, pk = b .. ':pt:' .. ut,
+          ck = b .. ':ptagg:' .. ut, tk = b .. ':taskscores:' .. enc(u),
+          s = s}
 end
 
 local function same(a, b)
@@ -513,7 +533,7 @@ end
 -- its one new field, else recomputed from the whole place; nil when d
 -- has no submissions left.
 local function task_score(d)
-  local ck = P .. ':ptagg:' .. string.sub(d.pk, #P + 5)
+  local ck = d.ck
   if d.add then
     local ts = add_score(d, ck, d.add, d.addv)
     if ts then return ts end
@@ -533,7 +553,7 @@ end
 -- rankings.
 local function totals(d)
   local flat = redis.call('HGETALL', d.tk)
-  local rk = P .. ':ranking:' .. enc(d.c)
+  local rk = cbase(d.c) .. ':ranking'
   if #flat == 0 then
     redis.call('ZREM', rk, d.u)
     redis.call('ZREM', rk .. ':public', d.u)
@@ -555,10 +575,10 @@ end
 
 -- Elo ratings (docs/challenges.md). A participant's rating in a contest
 -- is a pure function of their rated matches: the official, scored
--- summaries with a "match" member. <p>:matches:<enc c>:<enc u> keeps
+-- summaries with a "match" member. <p>:{<c>}:matches:<enc u> keeps
 -- them (submission id -> match text), and every change to it replays
--- them in (timestamp, submission id) order into <p>:elo:<enc c>:<enc u>
--- and the contest's rating ranking <p>:elo:<enc c>; a new match later
+-- them in (timestamp, submission id) order into <p>:{<c>}:elo:<enc u>
+-- and the contest's rating ranking <p>:{<c>}:elo; a new match later
 -- than all the others is played on the stored rating instead, which is
 -- the same arithmetic.
 local ELO_START, ELO_FLOOR = 1000, 100
@@ -629,8 +649,9 @@ local function rerate(d, S, m)
     r.add = nil
     return
   end
-  r = {c = d.c, u = d.u, mk = P .. ':matches:' .. cu,
-       rk = P .. ':elo:' .. cu, zk = P .. ':elo:' .. enc(d.c), add = S,
+  local b = cbase(d.c)
+  r = {c = d.c, u = d.u, mk = b .. ':matches:' .. enc(d.u),
+       rk = b .. ':elo:' .. enc(d.u), zk = b .. ':elo', add = S,
        addm = m}
   rerated[cu] = r
   rerated_list[#rerated_list + 1] = r
@@ -639,7 +660,7 @@ end
 -- Keeps submission S's match text m (nil: none) among d's participant's
 -- matches in d's contest.
 local function keep_match(d, S, m)
-  local mk = P .. ':matches:' .. enc(d.c) .. ':' .. enc(d.u)
+  local mk = cbase(d.c) .. ':matches:' .. enc(d.u)
   local prev = redis.call('HGET', mk, S) or nil
   if prev == m then return end
   if m then
@@ -710,7 +731,7 @@ end
 local function announce()
   for _, e in ipairs(rating_events) do
     redis.call('XADD', P .. ':public', '*', 'event', e.ev)
-    redis.call('PUBLISH', P .. ':events:' .. e.c, e.ev)
+    redis.call('PUBLISH', cbase(e.c) .. ':events', e.ev)
   end
   rating_events = {}
 end
@@ -777,7 +798,7 @@ local function place(S, old, new, value)
   redis.call('SADD', P .. ':index:contest:' .. enc(new.c), S)
   redis.call('SADD', P .. ':index:participant:' .. enc(new.u), S)
   redis.call('SADD', P .. ':contests', new.c)
-  redis.call('SADD', P .. ':contest:' .. enc(new.c) .. ':tasks', new.t)
+  redis.call('SADD', cbase(new.c) .. ':tasks', new.t)
   return added
 end
 
@@ -866,5 +887,5 @@ local function publish(typ, d, S, tok, view, ts)
   else
     redis.call('XADD', P .. ':public', '*', 'event', ev)
   end
-  redis.call('PUBLISH', P .. ':events:' .. d.c, ev)
+  redis.call('PUBLISH', cbase(d.c) .. ':events', ev)
 end
