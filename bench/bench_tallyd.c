@@ -901,8 +901,9 @@ static void start_tallyd(const opts_t *o, redisContext *ctl, const char *url,
   char *argv[16] = {(char *)o->tallyd, "--tasks",    (char *)tasks,
                     "--redis",         (char *)url,  "--workers",
                     workers,           "--consumer", "bench",
-                    "--log-level",     "warn"};
-  int argc = 11;
+                    "--log-level",     "warn",       "--http",
+                    "127.0.0.1:0"};
+  int argc = 13;
   if (o->batch > 0) {
     argv[argc++] = "--batch";
     argv[argc++] = batch;

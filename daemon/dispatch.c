@@ -6,6 +6,7 @@
 #include "worker/frame.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,6 +353,7 @@ static void on_tick(uv_timer_t *t) {
   uint64_t now = uv_now(d->loop);
   refresh_lease(d);
   retain(d, now);
+  tally__probe(d, now);
   if (now >= d->next_stats) {
     d->next_stats = now + STATS_EVERY_MS;
     log_stats(d);
@@ -367,6 +369,8 @@ int tally_dispatch_init(uv_loop_t *loop, tally_dispatch_t *d,
   memset(d, 0, sizeof(*d));
   d->loop = loop;
   d->opt = *opt;
+  tally_hist_init(&d->latency, tally_hist_latency_bounds, tally_hist_latency_n);
+  d->probe = (tally_dispatch_probe_t){NAN, NAN, NAN, NAN, NAN, NAN};
   d->opt.url = strdup(opt->url);
   d->opt.prefix = strdup(opt->prefix);
   d->opt.consumer = strdup(opt->consumer);
@@ -522,6 +526,26 @@ static void on_closed_part(tally_dispatch_t *d) {
 
 static void on_redis_closed(tally_redis_t *r) {
   on_closed_part(r->data);
+}
+
+bool tally_dispatch_ready(const tally_dispatch_t *d, char *why, size_t whylen) {
+  const char *no = NULL;
+  if (d->draining || d->closing)
+    no = "draining";
+  else if (d->rd.state != TALLY_REDIS_UP)
+    no = "the read connection to Redis is down";
+  else if (d->wr.state != TALLY_REDIS_UP)
+    no = "the write connection to Redis is down";
+  else if (!d->ready)
+    no = "the consumer group and scripts are not set up yet";
+  if (no == NULL)
+    return true;
+  const tally_redis_t *r = d->rd.state != TALLY_REDIS_UP ? &d->rd : &d->wr;
+  if (r->state != TALLY_REDIS_UP && r->why[0] != '\0')
+    snprintf(why, whylen, "%s: %s", no, r->why);
+  else
+    snprintf(why, whylen, "%s", no);
+  return false;
 }
 
 static void on_timer_closed(uv_handle_t *h) {

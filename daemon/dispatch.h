@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "redis/redis.h"
 #include "redis/scripts.h"
@@ -63,21 +64,41 @@ typedef struct tally_dispatch_options_s {
 
 /* Counters, for the log and the tests. */
 typedef struct tally_dispatch_stats_s {
-  uint64_t read;     /* entries taken: new, own history or claimed */
-  uint64_t trimmed;  /* stream entries removed by retention */
-  uint64_t scored;   /* results posted */
-  uint64_t tokens;   /* token jobs posted */
-  uint64_t stale;    /* results posted but scored with an old config */
-  uint64_t dead;     /* dead letters posted */
-  uint64_t dropped;  /* posts refused: the entry was claimed or gone */
-  uint64_t retried;  /* jobs sent again after a worker failure */
-  uint64_t released; /* jobs handed back when draining */
-  uint64_t claimed;  /* entries taken over from other consumers */
+  uint64_t read;          /* entries taken: new, own history or claimed */
+  uint64_t trimmed;       /* stream entries removed by retention */
+  uint64_t scored;        /* results posted */
+  uint64_t tokens;        /* token jobs posted */
+  uint64_t stale;         /* results posted but scored with an old config */
+  uint64_t dead;          /* dead letters posted */
+  uint64_t dropped;       /* posts refused: the entry was claimed or gone */
+  uint64_t retried;       /* jobs sent again after a worker failure */
+  uint64_t released;      /* jobs handed back when draining */
+  uint64_t claimed;       /* entries taken over from other consumers */
+  uint64_t posts;         /* post script calls that answered */
+  uint64_t post_items;    /* jobs in them */
+  uint64_t script_errors; /* error replies to the job scripts, but OOM */
+  uint64_t oom_refusals;  /* writes refused because Redis is full */
 } tally_dispatch_stats_t;
+
+/* How often the write connection reads what /metrics shows of Redis. */
+#define TALLY_PROBE_EVERY_MS 1000
+
+/* What the last probe read; NaN where it could not tell. */
+typedef struct tally_dispatch_probe_s {
+  double lag;           /* entries of the jobs stream the group has not
+                           read (XINFO GROUPS) */
+  double pending;       /* entries pending for this consumer */
+  double used_memory;   /* INFO memory: used_memory, bytes */
+  double rescore_done;  /* <p>:rescore: done and total, */
+  double rescore_total; /* and whether it is running */
+  double rescore_running;
+} tally_dispatch_probe_t;
 
 struct tally_dispatch_s {
   tally_dispatch_options_t opt; /* strings copied */
   tally_dispatch_stats_t stats;
+  tally_hist_t latency; /* a job's entry time to its post, seconds */
+  tally_dispatch_probe_t probe;
   void *data; /* the user's */
   /* Private. */
   uv_loop_t *loop;
@@ -110,6 +131,8 @@ struct tally_dispatch_s {
   uint64_t full_since, full_until, full_backoff, full_logged;
   uint64_t full_refusals;
   bool retain_busy;     /* a trim in flight */
+  unsigned probing;     /* probe commands in flight */
+  uint64_t probe_next;  /* when to probe next */
   bool fatal;           /* fatal_cb has run */
   tally_call_t scratch; /* arguments of the call being sent */
   /* The result bodies and large views of the post call being sent,
@@ -159,6 +182,11 @@ void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
  * drained_cb runs; the connections stay open until tally_dispatch_close. */
 void tally_dispatch_drain(tally_dispatch_t *d, uint64_t timeout_ms,
                           void (*drained_cb)(tally_dispatch_t *d));
+
+/* Whether d can score: both connections up, the group and scripts set
+ * up, and not draining. When not, why (whylen bytes) says what is
+ * missing, in one line. */
+bool tally_dispatch_ready(const tally_dispatch_t *d, char *why, size_t whylen);
 
 /* Closes both connections and frees every job left (they stay pending in
  * Redis, for this consumer's next start or another daemon's claim).

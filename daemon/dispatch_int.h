@@ -84,6 +84,11 @@ void tally__take(tally_dispatch_t *d, const char *id, size_t id_len,
 void tally__reply_error(tally_dispatch_t *d, tally_redis_t *r, const char *what,
                         const redisReply *reply);
 void tally__claim(tally_dispatch_t *d);
+/* Reads what /metrics shows of Redis, once per TALLY_PROBE_EVERY_MS
+ * (dispatch_probe.c). */
+void tally__probe(tally_dispatch_t *d, uint64_t now);
+/* Whether an error reply says that Redis is full. */
+bool tally__is_oom(const redisReply *reply);
 void tally__pump(tally_dispatch_t *d);
 /* Redis is full: true while writes wait out the backoff of OOM replies;
  * tally__room_again after a write that went through. */

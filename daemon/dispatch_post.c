@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Posting, retrying and releasing. */
@@ -32,6 +33,8 @@ static void call_failed(tally_dispatch_t *d, tally_redis_t *r, call_t *c,
   if (reply == NULL || d->closing)
     return;
   if (reply->type == REDIS_REPLY_ERROR) {
+    if (!tally__is_oom(reply))
+      d->stats.script_errors++;
     tally__reply_error(d, r, what, reply);
   } else {
     char why[128];
@@ -41,6 +44,12 @@ static void call_failed(tally_dispatch_t *d, tally_redis_t *r, call_t *c,
 }
 
 static void count_posted(tally_dispatch_t *d, const tally__job_t *j) {
+  /* The entry's ID is the time Redis added it, in ms (unless the platform
+   * chose IDs of its own). */
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  double now = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+  tally_hist_observe(&d->latency, (now - strtod(j->id, NULL)) / 1e3);
   if (strcmp(j->kind, "dead") == 0)
     d->stats.dead++;
   else if (strcmp(j->kind, "token") == 0)
@@ -69,6 +78,8 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
   }
   tally_redis_healthy(r);
   tally__room_again(d);
+  d->stats.posts++;
+  d->stats.post_items += c->n;
   bool stale = false;
   for (unsigned i = 0; i < c->n; i++) {
     tally__job_t *j = c->jobs[i];

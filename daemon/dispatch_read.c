@@ -181,10 +181,16 @@ static void redis_full(tally_dispatch_t *d, const char *what,
             (unsigned long long)d->full_backoff);
 }
 
+bool tally__is_oom(const redisReply *reply) {
+  return reply->type == REDIS_REPLY_ERROR &&
+         (strncmp(reply->str, "OOM", 3) == 0 || strstr(reply->str, " OOM ") ||
+          strstr(reply->str, "-OOM "));
+}
+
 void tally__reply_error(tally_dispatch_t *d, tally_redis_t *r, const char *what,
                         const redisReply *reply) {
-  if (strncmp(reply->str, "OOM", 3) == 0 || strstr(reply->str, " OOM ") ||
-      strstr(reply->str, "-OOM ")) {
+  if (tally__is_oom(reply)) {
+    d->stats.oom_refusals++;
     redis_full(d, what, reply);
     return;
   }

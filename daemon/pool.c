@@ -44,6 +44,7 @@ struct tally__worker_s {
   unsigned generation;
   uint64_t started_ms;
   uint64_t answered; /* batches answered */
+  uint64_t sent_ns;  /* when the batch outstanding was sent (uv_hrtime) */
   batch_t *batch;    /* the batch outstanding, or NULL */
   uint64_t deadline_ms;
   uv_write_t write;
@@ -248,14 +249,29 @@ static uint64_t respawn_later(tally_pool_t *p) {
   return delay;
 }
 
+enum { CAUSE_EXIT, CAUSE_TIMEOUT, CAUSE_FRAMING, CAUSE_IO };
+const char *const tally_pool_causes[4] = {"exit", "timeout", "framing", "io"};
+
+void tally_pool_count(const tally_pool_t *p, unsigned *alive, unsigned *busy) {
+  *alive = *busy = 0;
+  for (const tally__worker_t *w = p->workers; w != NULL; w = w->next) {
+    if (w->exited || w->failed || w->gone)
+      continue;
+    (*alive)++;
+    if (w->batch != NULL)
+      (*busy)++;
+  }
+}
+
 /* Takes a worker that died or was given up on out of the count, to be
  * replaced. One that goes before answering a batch, soon after its start,
  * most likely cannot run at all: the replacement then waits, longer after
  * each such death, so that a broken config does not make the pool spin.
  * Returns that wait in ms (0: at once). */
-static uint64_t count_death(tally__worker_t *w) {
+static uint64_t count_death(tally__worker_t *w, int cause) {
   tally_pool_t *p = w->p;
   p->replaced++;
+  p->restarts[cause]++;
   uncount(w);
   if (w->answered > 0 || now_ms() - w->started_ms >= QUICK_DEATH_MS) {
     p->quick_deaths = 0;
@@ -289,8 +305,11 @@ static void fail_worker(tally__worker_t *w, const char *event, const char *fmt,
   vsnprintf(cause, sizeof(cause), fmt, ap);
   va_end(ap);
   char when[64] = "";
+  int why = strcmp(event, "worker.timeout") == 0   ? CAUSE_TIMEOUT
+            : strcmp(event, "worker.framing") == 0 ? CAUSE_FRAMING
+                                                   : CAUSE_IO;
   if (w->counted)
-    describe_wait(count_death(w), when, sizeof(when));
+    describe_wait(count_death(w, why), when, sizeof(when));
   say(p, TALLY_LOG_ERROR, event, "%s; killing it%s", cause, when);
   if (!w->exited) {
     uv_process_kill(&w->proc, SIGKILL);
@@ -473,6 +492,7 @@ static int send_batch(tally__worker_t *w, size_t max) {
   p->queued -= n;
   p->inflight += n;
   w->batch = b;
+  w->sent_ns = uv_hrtime();
   if (p->opt.job_timeout_ms > 0) {
     w->deadline_ms = p->opt.job_timeout_ms * n;
     uv_timer_start(&w->timer, on_worker_timer, w->deadline_ms, 0);
@@ -584,6 +604,7 @@ static bool take_response(tally__worker_t *w, const char *payload, size_t len) {
   }
   w->batch = NULL;
   w->answered++;
+  tally_hist_observe(&p->batch_time, (double)(uv_hrtime() - w->sent_ns) / 1e9);
   p->quick_deaths = 0;
   if (!w->exited)
     uv_timer_stop(&w->timer);
@@ -699,7 +720,7 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int term_signal) {
     /* It died on its own. */
     uint64_t lived = now_ms() - w->started_ms;
     char when[64];
-    describe_wait(count_death(w), when, sizeof(when));
+    describe_wait(count_death(w, CAUSE_EXIT), when, sizeof(when));
     say(p, TALLY_LOG_ERROR, "worker.exit",
         "%s %" PRIu64 " ms after its start%s%s", how, lived,
         w->batch != NULL ? ", with a batch outstanding" : "", when);
@@ -769,6 +790,8 @@ static void on_respawn_timer(uv_timer_t *t) {
 int tally_pool_init(uv_loop_t *loop, tally_pool_t *p,
                     const tally_pool_options_t *opt, char *err, size_t errlen) {
   memset(p, 0, sizeof(*p));
+  tally_hist_init(&p->batch_time, tally_hist_latency_bounds,
+                  tally_hist_latency_n);
   if (opt->workers == 0 || opt->worker == NULL || opt->tasks == NULL ||
       opt->done_cb == NULL) {
     snprintf(err, errlen,

@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 
 typedef struct tally_pool_s tally_pool_t;
 typedef struct tally_pool_job_s tally_pool_job_t;
@@ -82,6 +83,11 @@ struct tally_pool_s {
   size_t inflight;   /* sent to a worker, not yet handed back */
   uint64_t spawned;  /* workers started so far */
   uint64_t replaced; /* workers killed or lost and replaced */
+  /* The replaced ones by cause, indexed like tally_pool_causes: it exited
+   * (or crashed) on its own, timed out, broke the framing, or its pipes
+   * failed. */
+  uint64_t restarts[4];
+  tally_hist_t batch_time; /* a batch's time in a worker, seconds */
   /* Private. */
   uv_loop_t *loop;
   tally_pool_job_t *head, *tail; /* the queue */
@@ -100,6 +106,12 @@ struct tally_pool_s {
   unsigned handles;   /* the pool's own handles not yet closed */
   unsigned quick_deaths;
 };
+
+/* The causes of restarts, for the metrics' labels. */
+extern const char *const tally_pool_causes[4];
+
+/* The workers running now, and those of them scoring a batch. */
+void tally_pool_count(const tally_pool_t *p, unsigned *alive, unsigned *busy);
 
 /* Copies opt and spawns the workers. Returns 0, or a negative code with
  * err naming the cause (the executable cannot be spawned, or opt.workers

@@ -3,6 +3,7 @@
 #include "daemon/settings.h"
 #include "config/cfg.h"
 #include "config/error.h"
+#include "daemon/http.h"
 #include "redis/redis.h"
 
 #include <errno.h>
@@ -66,6 +67,8 @@ static const char *set_path(const setting_t *, const value_t *, parse_t *,
                             char *, size_t);
 static const char *set_url(const setting_t *, const value_t *, parse_t *,
                            char *, size_t);
+static const char *set_listen(const setting_t *, const value_t *, parse_t *,
+                              char *, size_t);
 static const char *set_uint(const setting_t *, const value_t *, parse_t *,
                             char *, size_t);
 static const char *set_u64(const setting_t *, const value_t *, parse_t *,
@@ -126,6 +129,7 @@ static const setting_t settings[] = {
      NULL},
     {"retain_every", "--retain-every", set_u64, AT(retain_every), 1000, DAY_MS,
      NULL},
+    {"http", "--http", set_listen, AT(http), 1, 80, NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -191,6 +195,9 @@ const char tally_settings_usage[] =
     "  --retain-dead N       the same for the dead letters (default: 100000)\n"
     "  --retain-every MS     how often to trim, 1000-86400000 (default:\n"
     "                        10000)\n"
+    "  --http ADDR           serve /metrics, /healthz and /readyz on IP:PORT\n"
+    "                        or [IPv6]:PORT; off: no HTTP listener\n"
+    "                        (default: 127.0.0.1:9464)\n"
     "  --config FILE         read settings from a JSON object in FILE\n"
     "  --help                print this text and exit\n";
 
@@ -256,7 +263,8 @@ int tally_settings_init(tally_settings_t *s) {
   s->redis_server = strdup("redis-server");
   s->tally = beside_tallyd("tally");
   s->auto_rescore = true;
-  if (!s->prefix || !s->consumer || !s->data_dir || !s->worker ||
+  s->http = strdup("127.0.0.1:9464");
+  if (!s->http || !s->prefix || !s->consumer || !s->data_dir || !s->worker ||
       !s->redis_server || !s->tally) {
     tally_settings_close(s);
     return TALLY_ENOMEM;
@@ -276,6 +284,7 @@ void tally_settings_close(tally_settings_t *s) {
   free(s->redis_server);
   free(s->tally);
   free(s->pidfile);
+  free(s->http);
   free(s->config);
   memset(s, 0, sizeof(*s));
 }
@@ -355,6 +364,23 @@ static const char *set_url(const setting_t *k, const value_t *v, parse_t *p,
   if (tally_redis_url_parse(&u, v->text, msg, len) != 0)
     return msg;
   tally_redis_url_free(&u);
+  return store_string(k, strdup(v->text), p);
+}
+
+/* "off", or an address tally_http_parse_addr reads. */
+static const char *set_listen(const setting_t *k, const value_t *v, parse_t *p,
+                              char *msg, size_t len) {
+  const char *bad = check_string(k, v, msg, len);
+  if (bad != NULL)
+    return bad;
+  struct sockaddr_storage sa;
+  socklen_t salen;
+  if (strcmp(v->text, "off") != 0 &&
+      tally_http_parse_addr(v->text, &sa, &salen, msg, len) != 0) {
+    size_t n = strlen(msg);
+    snprintf(msg + n, len - n, ", or off");
+    return msg;
+  }
   return store_string(k, strdup(v->text), p);
 }
 

@@ -40,6 +40,8 @@ typedef struct tally_settings_s {
   uint64_t retain_changes; /* --retain-changes N: default 1000000 */
   uint64_t retain_dead;    /* --retain-dead N: default 100000 */
   uint64_t retain_every;   /* --retain-every MS: default 10000 */
+  char *http;              /* --http ADDR: "IP:PORT", "[IPv6]:PORT" or "off";
+                              default "127.0.0.1:9464" */
   char *config;            /* --config FILE, or NULL */
 } tally_settings_t;
 

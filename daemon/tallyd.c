@@ -2,6 +2,9 @@
  * worker processes and posts each result exactly once. */
 #include "daemon/dispatch.h"
 #include "daemon/embedded.h"
+#include "daemon/http.h"
+#include "daemon/notify.h"
+#include "daemon/ops.h"
 #include "daemon/pool.h"
 #include "daemon/rescore_child.h"
 #include "daemon/settings.h"
@@ -19,6 +22,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXIT_FAILED 1
@@ -28,6 +32,10 @@
 #define EMBEDDED_GRACE_MS 10000
 /* How long a rescore child gets between SIGTERM and SIGKILL at shutdown. */
 #define RESCORE_GRACE_MS 5000
+/* How often readiness is checked (until READY=1 is sent), and how often
+ * STATUS= tells systemd the rate and the lag. */
+#define OPS_TICK_MS 250
+#define STATUS_EVERY_MS 5000
 
 typedef struct tallyd_s {
   uv_loop_t *loop;
@@ -44,6 +52,15 @@ typedef struct tallyd_s {
   bool pidfile_written;
   int pidfile_fd; /* holds the lock on --pidfile; -1 when none */
   uv_signal_t sigterm, sigint, sighup;
+  /* Operations: the HTTP listener, systemd's notify socket, and their
+   * timers (docs/operations.md). */
+  tally_ops_t ops;
+  tally_http_t http;
+  bool http_up;
+  tally_notify_t notify;
+  uv_timer_t ops_timer, watchdog;
+  bool notified_ready;
+  uint64_t status_next, status_done, status_ms;
   char snap_root[PATH_MAX]; /* the snapshots of the task configs */
   unsigned snap_gen;
   char *snap; /* what the workers load now */
@@ -392,6 +409,11 @@ static void on_signal_closed(uv_handle_t *h) {
 }
 
 static void finish(tallyd_t *t) {
+  if (t->http_up)
+    tally_http_close(&t->http, NULL);
+  t->http_up = false;
+  uv_close((uv_handle_t *)&t->ops_timer, NULL);
+  uv_close((uv_handle_t *)&t->watchdog, NULL);
   uv_close((uv_handle_t *)&t->sigterm, on_signal_closed);
   uv_close((uv_handle_t *)&t->sigint, on_signal_closed);
   uv_close((uv_handle_t *)&t->sighup, on_signal_closed);
@@ -436,6 +458,7 @@ static void on_fatal(tally_dispatch_t *d, const char *why) {
   if (t->stopping)
     return;
   t->stopping = true;
+  tally_notify_send(&t->notify, "STOPPING=1");
   tally_log(&t->log, TALLY_LOG_ERROR, "stop",
             "cannot run beside the other tallyd: draining");
   if (t->rescore_child_up)
@@ -470,6 +493,7 @@ static void on_rescore_exited(void *data) {
 /* Puts the checked snapshot at path in force. */
 static void apply_reload(tallyd_t *t, char *path) {
   if (tally_pool_reload(&t->pool, path) != 0) {
+    t->ops.reloads_refused++;
     tally_log(&t->log, TALLY_LOG_ERROR, "reload",
               "out of memory: the old config stays in force");
     char dir[PATH_MAX];
@@ -496,6 +520,7 @@ static void apply_reload(tallyd_t *t, char *path) {
   }
   free(t->snap);
   t->snap = path;
+  t->ops.reloads_accepted++;
   tally_log(&t->log, TALLY_LOG_INFO, "reload",
             "workers are being replaced with the new config");
   if (t->rescore_child_up) {
@@ -529,12 +554,16 @@ static void reload_done(uv_work_t *req, int status) {
       remove_dir(dir);
       free(path);
     }
-    if (!t->stopping)
+    if (!t->stopping) {
+      t->ops.reloads_refused++;
       tally_log(&t->log, TALLY_LOG_ERROR, "reload",
                 "the new config has errors: the old one stays in force");
+    }
   } else {
     apply_reload(t, path);
   }
+  if (!t->stopping && !t->reload_again)
+    tally_notify_send(&t->notify, "READY=1");
   if (t->reload_again && !t->stopping) {
     t->reload_again = false;
     start_reload(t);
@@ -544,6 +573,11 @@ static void reload_done(uv_work_t *req, int status) {
 static void start_reload(tallyd_t *t) {
   tally_log(&t->log, TALLY_LOG_INFO, "reload", "SIGHUP: checking %s",
             t->set.tasks);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  tally_notify_send(&t->notify, "RELOADING=1\nMONOTONIC_USEC=%llu",
+                    (unsigned long long)ts.tv_sec * 1000000ull +
+                        (unsigned long long)ts.tv_nsec / 1000);
   t->reload.data = t;
   if (uv_queue_work(t->loop, &t->reload, reload_work, reload_done) != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "reload",
@@ -573,6 +607,7 @@ static void on_signal(uv_signal_t *h, int signum) {
     return;
   }
   t->stopping = true;
+  tally_notify_send(&t->notify, "STOPPING=1");
   tally_log(&t->log, TALLY_LOG_INFO, "stop", "%s: draining", strsignal(signum));
   if (t->rescore_child_up)
     tally_rescore_child_close(&t->resc, RESCORE_GRACE_MS, NULL);
@@ -621,6 +656,82 @@ static int write_pidfile(tallyd_t *t) {
   }
   t->pidfile_fd = fd;
   t->pidfile_written = true;
+  return 0;
+}
+
+/* Readiness and status for systemd: READY=1 once Redis is connected,
+ * the scripts are loaded, a worker is alive and HTTP listens; then
+ * STATUS= every few seconds with the rate of jobs finished and the lag. */
+static void on_ops_tick(uv_timer_t *h) {
+  tallyd_t *t = h->data;
+  if (t->stopping)
+    return;
+  uint64_t now = uv_now(t->loop);
+  char why[512];
+  bool ready = tally_ops_ready(&t->ops, why, sizeof(why));
+  if (!t->notified_ready && ready) {
+    t->notified_ready = true;
+    tally_notify_send(&t->notify, "READY=1\nSTATUS=ready: scoring");
+    tally_log(&t->log, TALLY_LOG_INFO, "ready",
+              "Redis connected, scripts loaded, %s; HTTP %s",
+              t->set.workers == 1 ? "the worker is up" : "workers are up",
+              t->http_up ? t->http.where : "off");
+    t->status_next = now + STATUS_EVERY_MS;
+  }
+  if (!t->notified_ready || now < t->status_next)
+    return;
+  const tally_dispatch_stats_t *s = &t->disp.stats;
+  uint64_t done = s->scored + s->tokens + s->dead;
+  double rate = t->status_ms != 0 && now > t->status_ms
+                    ? (double)(done - t->status_done) * 1000.0 /
+                          (double)(now - t->status_ms)
+                    : 0;
+  t->status_done = done;
+  t->status_ms = now;
+  t->status_next = now + STATUS_EVERY_MS;
+  if (ready)
+    tally_notify_send(&t->notify,
+                      "STATUS=scoring: %.0f jobs/s, lag %.0f, %zu in flight",
+                      rate, t->disp.probe.lag, t->disp.njobs);
+  else
+    tally_notify_send(&t->notify, "STATUS=not ready: %s", why);
+}
+
+/* WATCHDOG=1 from the loop, twice per WATCHDOG_USEC: a loop that stops
+ * turning stops it, and systemd restarts tallyd. */
+static void on_watchdog(uv_timer_t *h) {
+  tallyd_t *t = h->data;
+  tally_notify_send(&t->notify, "WATCHDOG=1");
+}
+
+/* Starts the HTTP listener, if --http is not off. Returns 0, or an exit
+ * status after logging why. */
+static int start_ops(tallyd_t *t) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  t->ops.start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  t->ops.disp = &t->disp;
+  t->ops.pool = t->pool_up ? &t->pool : NULL;
+  if (strcmp(t->set.http, "off") != 0) {
+    char err[512];
+    t->http.handler = tally_ops_handle;
+    t->http.data = &t->ops;
+    t->http.log = &t->log;
+    if (tally_http_start(t->loop, &t->http, t->set.http, err, sizeof(err)) !=
+        0) {
+      tally_log(&t->log, TALLY_LOG_ERROR, "http", "%s", err);
+      return EXIT_FAILED;
+    }
+    t->http_up = true;
+    t->ops.http = &t->http;
+    tally_log(&t->log, TALLY_LOG_INFO, "http",
+              "listening on %s: /metrics, /healthz, /readyz", t->http.where);
+  }
+  uv_timer_start(&t->ops_timer, on_ops_tick, OPS_TICK_MS, OPS_TICK_MS);
+  if (t->notify.watchdog_usec > 0) {
+    uint64_t every = t->notify.watchdog_usec / 2000;
+    uv_timer_start(&t->watchdog, on_watchdog, 0, every > 0 ? every : 1);
+  }
   return 0;
 }
 
@@ -712,6 +823,11 @@ static int start(tallyd_t *t) {
       return EXIT_FAILED;
     }
   }
+  /* HTTP listens before anything is read: a port in use stops tallyd
+   * before it takes a job. */
+  int rc = start_ops(t);
+  if (rc != 0)
+    return rc;
   tally_dispatch_options_t dopt = {
       .url = url,
       .prefix = t->set.prefix,
@@ -790,6 +906,14 @@ int main(int argc, char **argv) {
   uv_signal_start(&t.sigterm, on_signal, SIGTERM);
   uv_signal_start(&t.sigint, on_signal, SIGINT);
   uv_signal_start(&t.sighup, on_signal, SIGHUP);
+  uv_timer_init(t.loop, &t.ops_timer);
+  uv_timer_init(t.loop, &t.watchdog);
+  t.ops_timer.data = t.watchdog.data = &t;
+  t.ops.disp = &t.disp;
+  char nerr[512];
+  if (tally_notify_open(&t.notify, nerr, sizeof(nerr)) != 0)
+    tally_log(&t.log, TALLY_LOG_ERROR, "systemd", "%s: not notifying systemd",
+              nerr);
 
   t.exit_code = start(&t);
   if (t.exit_code != 0) {
@@ -824,6 +948,7 @@ int main(int argc, char **argv) {
     unlink(t.set.pidfile);
     close(t.pidfile_fd);
   }
+  tally_notify_close(&t.notify);
   tally_settings_close(&t.set);
   return t.exit_code;
 }

@@ -582,6 +582,7 @@ void tally_redis_reset(tally_redis_t *r, const char *why) {
 
 static void mark_up(tally_redis_t *r) {
   r->state = TALLY_REDIS_UP;
+  r->ups++;
   if (r->on_up)
     r->on_up(r);
 }

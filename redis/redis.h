@@ -99,6 +99,7 @@ struct tally_redis_s {
   uint64_t attempts; /* connection attempts so far */
   uint64_t failures; /* attempts or connections that failed */
   uint64_t streak;   /* retries since the connection was last up */
+  uint64_t ups;      /* times the connection came up (reconnects + 1) */
 
   /* Private. */
   uv_loop_t *loop;

@@ -1,0 +1,242 @@
+#include "daemon/http.h"
+
+#include "config/error.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int tally_http_parse_addr(const char *text, struct sockaddr_storage *sa,
+                          socklen_t *salen, char *err, size_t errlen) {
+  char host[64];
+  const char *port;
+  memset(sa, 0, sizeof(*sa));
+  if (text[0] == '[') {
+    const char *end = strchr(text, ']');
+    if (end == NULL || end[1] != ':' ||
+        (size_t)(end - text - 1) >= sizeof(host))
+      goto bad;
+    memcpy(host, text + 1, (size_t)(end - text - 1));
+    host[end - text - 1] = '\0';
+    port = end + 2;
+  } else {
+    const char *colon = strrchr(text, ':');
+    if (colon == NULL || (size_t)(colon - text) >= sizeof(host) ||
+        memchr(text, ':', (size_t)(colon - text)) != NULL)
+      goto bad;
+    memcpy(host, text, (size_t)(colon - text));
+    host[colon - text] = '\0';
+    port = colon + 1;
+  }
+  char *end;
+  errno = 0;
+  unsigned long p = strtoul(port, &end, 10);
+  if (port[0] < '0' || port[0] > '9' || *end != '\0' || errno != 0 || p > 65535)
+    goto bad;
+  struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+  if (text[0] != '[' && inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons((uint16_t)p);
+    *salen = sizeof(*v4);
+    return 0;
+  }
+  if (text[0] == '[' && inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons((uint16_t)p);
+    *salen = sizeof(*v6);
+    return 0;
+  }
+bad:
+  snprintf(err, errlen,
+           "\"%s\" is not IP:PORT or [IPv6]:PORT (an address, not a host "
+           "name; a port from 0 to 65535)",
+           text);
+  return TALLY_EINVAL;
+}
+
+/* MHD's own messages go to tallyd's log. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  tally_http_t *h = cls;
+  char msg[512];
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  msg[strcspn(msg, "\n")] = '\0';
+  if (h->log != NULL)
+    tally_log(h->log, TALLY_LOG_WARN, "http", "%s", msg);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+                             const char *type, const char *body, size_t len,
+                             const char *allow) {
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+  if (r == NULL)
+    return MHD_NO;
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  if (allow != NULL)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+  enum MHD_Result rc = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_len, void **state) {
+  tally_http_t *h = cls;
+  (void)version;
+  (void)upload;
+  (void)state;
+  h->requests++;
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+    /* Whatever it uploads is not read: the connection closes after. */
+    *upload_len = 0;
+    static const char msg[] = "only GET and HEAD are served\n";
+    return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+                 msg, sizeof(msg) - 1, "GET, HEAD");
+  }
+  tally_http_reply_t out = {.status = 200};
+  tally_buf_init(&out.body);
+  h->handler(h, url, &out);
+  enum MHD_Result rc;
+  if (out.body.oom) {
+    static const char msg[] = "out of memory\n";
+    rc = reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+               msg, sizeof(msg) - 1, NULL);
+  } else {
+    rc = reply(c, out.status,
+               out.type != NULL ? out.type : "text/plain; charset=utf-8",
+               tally_buf_text(&out.body), out.body.len, NULL);
+  }
+  tally_buf_close(&out.body);
+  return rc;
+}
+
+static void on_timer(uv_timer_t *t);
+
+/* Runs MHD for what is ready, then sets the timer to its next deadline
+ * (0 when MHD has work left it did not do in this run). */
+static void turn(tally_http_t *h) {
+  if (h->closing)
+    return;
+  MHD_run(h->mhd);
+  MHD_UNSIGNED_LONG_LONG ms;
+  if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
+    uv_timer_start(&h->timer, on_timer, ms < 60000 ? (uint64_t)ms : 60000, 0);
+  else
+    uv_timer_stop(&h->timer);
+}
+
+static void on_timer(uv_timer_t *t) {
+  turn(t->data);
+}
+
+static void on_poll(uv_poll_t *p, int status, int events) {
+  (void)status;
+  (void)events;
+  turn(p->data);
+}
+
+static void on_closed(uv_handle_t *hd) {
+  tally_http_t *h = hd->data;
+  if (--h->handles == 0 && h->close_cb != NULL)
+    h->close_cb(h);
+}
+
+/* A listening socket on addr, non-blocking, or -1 with err set. */
+static int listen_on(const char *addr, char *where, size_t wlen, char *err,
+                     size_t errlen) {
+  struct sockaddr_storage sa;
+  socklen_t salen;
+  char why[256];
+  if (tally_http_parse_addr(addr, &sa, &salen, why, sizeof(why)) != 0) {
+    snprintf(err, errlen, "--http: %s", why);
+    return -1;
+  }
+  int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (fd < 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+      bind(fd, (struct sockaddr *)&sa, salen) != 0 || listen(fd, 64) != 0) {
+    snprintf(err, errlen, "--http %s: cannot listen: %s", addr,
+             strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  salen = sizeof(sa);
+  getsockname(fd, (struct sockaddr *)&sa, &salen);
+  char ip[INET6_ADDRSTRLEN] = "?";
+  if (sa.ss_family == AF_INET) {
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&sa;
+    inet_ntop(AF_INET, &v4->sin_addr, ip, sizeof(ip));
+    snprintf(where, wlen, "%s:%u", ip, ntohs(v4->sin_port));
+  } else {
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&sa;
+    inet_ntop(AF_INET6, &v6->sin6_addr, ip, sizeof(ip));
+    snprintf(where, wlen, "[%s]:%u", ip, ntohs(v6->sin6_port));
+  }
+  return fd;
+}
+
+int tally_http_start(uv_loop_t *loop, tally_http_t *h, const char *addr,
+                     char *err, size_t errlen) {
+  h->loop = loop;
+  h->closing = false;
+  h->handles = 0;
+  h->close_cb = NULL;
+  int fd = listen_on(addr, h->where, sizeof(h->where), err, errlen);
+  if (fd < 0)
+    return TALLY_EINVAL;
+  h->mhd = MHD_start_daemon(
+      MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
+      MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_LISTEN_SOCKET,
+      (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
+      (unsigned)TALLY_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+      (unsigned)TALLY_HTTP_IDLE_SECONDS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      (size_t)TALLY_HTTP_CONNECTION_BYTES, MHD_OPTION_END);
+  if (h->mhd == NULL) {
+    close(fd);
+    snprintf(err, errlen, "--http %s: libmicrohttpd cannot start", addr);
+    return TALLY_EIO;
+  }
+  const union MHD_DaemonInfo *info =
+      MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+  if (info == NULL || uv_poll_init(loop, &h->poll, info->epoll_fd) != 0) {
+    MHD_stop_daemon(h->mhd);
+    h->mhd = NULL;
+    snprintf(err, errlen,
+             "--http %s: cannot watch libmicrohttpd's epoll "
+             "descriptor",
+             addr);
+    return TALLY_EIO;
+  }
+  uv_timer_init(loop, &h->timer);
+  h->poll.data = h->timer.data = h;
+  h->handles = 2;
+  uv_poll_start(&h->poll, UV_READABLE, on_poll);
+  turn(h);
+  return 0;
+}
+
+void tally_http_close(tally_http_t *h, void (*close_cb)(tally_http_t *h)) {
+  if (h->closing)
+    return;
+  h->closing = true;
+  h->close_cb = close_cb;
+  /* The poll handle stops watching the epoll descriptor before MHD
+   * closes it. */
+  uv_close((uv_handle_t *)&h->poll, on_closed);
+  uv_close((uv_handle_t *)&h->timer, on_closed);
+  MHD_stop_daemon(h->mhd);
+  h->mhd = NULL;
+}

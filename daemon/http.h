@@ -1,0 +1,70 @@
+/* tallyd's HTTP listener, served from its libuv loop by libmicrohttpd in
+ * external-epoll mode: MHD's epoll descriptor is watched by a uv_poll_t,
+ * and MHD's own timeouts are driven by a uv_timer_t. No thread, and no
+ * HTTP parsing of ours (docs/operations.md#http). Only GET and HEAD are
+ * answered; a handler of the caller's writes each answer. */
+#ifndef TALLY_HTTP_H
+#define TALLY_HTTP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <uv.h>
+
+#include "config/jsonw.h"
+#include "daemon/log.h"
+
+/* The listener's limits: what one slow or hostile client can hold. */
+#define TALLY_HTTP_MAX_CONNECTIONS 64
+#define TALLY_HTTP_IDLE_SECONDS 10
+#define TALLY_HTTP_CONNECTION_BYTES 16384 /* a request's head must fit */
+
+typedef struct tally_http_s tally_http_t;
+
+/* The answer a handler writes: status (default 200), Content-Type
+ * (default text/plain; charset=utf-8), and the body. */
+typedef struct tally_http_reply_s {
+  unsigned status;
+  const char *type;
+  tally_buf_t body;
+} tally_http_reply_t;
+
+/* Answers GET (or HEAD) path; the query string is cut off. */
+typedef void (*tally_http_handler)(tally_http_t *h, const char *path,
+                                   tally_http_reply_t *out);
+
+struct tally_http_s {
+  tally_http_handler handler;
+  void *data; /* the user's */
+  tally_log_t *log;
+  /* Read-only for users. */
+  char where[80]; /* the address bound, with its port: "127.0.0.1:9464" */
+  uint64_t requests;
+  /* Private. */
+  uv_loop_t *loop;
+  struct MHD_Daemon *mhd;
+  uv_poll_t poll;
+  uv_timer_t timer;
+  int handles; /* open uv handles */
+  bool closing;
+  void (*close_cb)(tally_http_t *h);
+};
+
+/* Parses "IP:PORT" or "[IPv6]:PORT" (an address, never a name: names
+ * resolve with a blocking call) into sa. Returns 0, or TALLY_EINVAL with
+ * err saying what is wrong. */
+int tally_http_parse_addr(const char *text, struct sockaddr_storage *sa,
+                          socklen_t *salen, char *err, size_t errlen);
+
+/* Binds addr and starts serving on loop; h->handler (and data, log) must
+ * be set. Returns 0, or a negative code with err naming the address and
+ * the cause (in use, not permitted, ...); on error h needs no close. */
+int tally_http_start(uv_loop_t *loop, tally_http_t *h, const char *addr,
+                     char *err, size_t errlen);
+
+/* Closes every connection and the listener; close_cb (may be NULL) runs
+ * once the handles are closed, after which h may be freed. */
+void tally_http_close(tally_http_t *h, void (*close_cb)(tally_http_t *h));
+
+#endif

@@ -1,0 +1,195 @@
+#include "daemon/ops.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void counter(tally_buf_t *b, const char *name, const char *help,
+                    uint64_t v) {
+  tally_metric_family(b, name, TALLY_COUNTER, help);
+  tally_metric_sample(b, name, NULL, NULL, (double)v);
+}
+
+static void gauge(tally_buf_t *b, const char *name, const char *help,
+                  double v) {
+  tally_metric_family(b, name, TALLY_GAUGE, help);
+  tally_metric_sample(b, name, NULL, NULL, v);
+}
+
+static uint64_t reconnects(const tally_redis_t *r) {
+  return r->ups > 0 ? r->ups - 1 : 0;
+}
+
+void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
+  const tally_dispatch_t *d = o->disp;
+  const tally_dispatch_stats_t *s = &d->stats;
+
+  tally_metric_family(b, "tally_build_info", TALLY_GAUGE,
+                      "tallyd's version, as a label; always 1");
+  tally_metric_sample(b, "tally_build_info", "version", TALLY_VERSION, 1);
+  gauge(b, "tally_start_time_seconds",
+        "When tallyd started, in seconds since the epoch", o->start_time);
+  char why[256];
+  gauge(b, "tally_ready", "1 while tallyd can score (what /readyz says)",
+        tally_ops_ready(o, why, sizeof(why)) ? 1 : 0);
+
+  /* Jobs. */
+  counter(b, "tally_jobs_read_total",
+          "Job entries taken from the stream: new, re-read or claimed",
+          s->read);
+  counter(b, "tally_jobs_claimed_total",
+          "Job entries taken over from other consumers", s->claimed);
+  tally_metric_family(b, "tally_jobs_total", TALLY_COUNTER,
+                      "Jobs finished, by outcome: scored (a result posted), "
+                      "token (a token posted), dead_lettered, retried (sent "
+                      "again after a worker failure), late_dropped (the "
+                      "post found the job claimed or gone), released "
+                      "(handed back on a drain)");
+  const struct {
+    const char *outcome;
+    uint64_t v;
+  } outcomes[] = {{"scored", s->scored},        {"token", s->tokens},
+                  {"dead_lettered", s->dead},   {"retried", s->retried},
+                  {"late_dropped", s->dropped}, {"released", s->released}};
+  for (size_t i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++)
+    tally_metric_sample(b, "tally_jobs_total", "outcome", outcomes[i].outcome,
+                        (double)outcomes[i].v);
+  counter(b, "tally_results_stale_total",
+          "Results posted that were scored with an older config version",
+          s->stale);
+  gauge(b, "tally_jobs_in_flight",
+        "Jobs read and not yet posted, released or dead-lettered",
+        (double)d->njobs);
+
+  /* Posting. */
+  counter(b, "tally_post_batches_total",
+          "Post script calls answered (each one posts a batch of jobs)",
+          s->posts);
+  counter(b, "tally_posts_total", "Jobs in the post script calls answered",
+          s->post_items);
+  counter(b, "tally_script_errors_total",
+          "Error replies to the post, retry and release scripts (OOM "
+          "refusals not counted)",
+          s->script_errors);
+  counter(b, "tally_redis_oom_refusals_total",
+          "Writes Redis refused because it is full (maxmemory)",
+          s->oom_refusals);
+  counter(b, "tally_stream_entries_trimmed_total",
+          "Stream entries removed by the retention", s->trimmed);
+  tally_metric_hist(b, "tally_post_latency_seconds",
+                    "From a job's entry time (its stream ID) to its post",
+                    &d->latency);
+
+  /* Redis. */
+  tally_metric_family(b, "tally_redis_up", TALLY_GAUGE,
+                      "1 while the connection to Redis is up");
+  tally_metric_sample(b, "tally_redis_up", "connection", "read",
+                      d->rd.state == TALLY_REDIS_UP);
+  tally_metric_sample(b, "tally_redis_up", "connection", "write",
+                      d->wr.state == TALLY_REDIS_UP);
+  tally_metric_family(b, "tally_redis_reconnects_total", TALLY_COUNTER,
+                      "Times a connection to Redis came up again after its "
+                      "first");
+  tally_metric_sample(b, "tally_redis_reconnects_total", "connection", "read",
+                      (double)reconnects(&d->rd));
+  tally_metric_sample(b, "tally_redis_reconnects_total", "connection", "write",
+                      (double)reconnects(&d->wr));
+  gauge(b, "tally_redis_used_memory_bytes",
+        "Redis's used_memory, as tallyd last read it (NaN before)",
+        d->probe.used_memory);
+  gauge(b, "tally_stream_lag",
+        "Entries of the jobs stream the consumer group has not read yet, as "
+        "tallyd last read it (NaN when Redis cannot tell)",
+        d->probe.lag);
+  gauge(b, "tally_pending_jobs",
+        "Entries pending for this consumer (read and not acknowledged), as "
+        "tallyd last read it",
+        d->probe.pending);
+
+  /* Workers. */
+  unsigned alive = 0, busy = 0;
+  const tally_pool_t *p = o->pool;
+  if (p != NULL)
+    tally_pool_count(p, &alive, &busy);
+  gauge(b, "tally_workers_alive", "Worker processes running", alive);
+  gauge(b, "tally_workers_busy", "Worker processes scoring a batch", busy);
+  counter(b, "tally_workers_spawned_total", "Worker processes started",
+          p != NULL ? p->spawned : 0);
+  tally_metric_family(b, "tally_worker_restarts_total", TALLY_COUNTER,
+                      "Workers replaced, by cause: exit (it exited or "
+                      "crashed), timeout, framing (a broken answer), io (its "
+                      "pipes failed)");
+  for (int i = 0; i < 4; i++)
+    tally_metric_sample(b, "tally_worker_restarts_total", "cause",
+                        tally_pool_causes[i],
+                        p != NULL ? (double)p->restarts[i] : 0);
+  if (p != NULL) {
+    tally_metric_hist(b, "tally_worker_batch_seconds",
+                      "A batch's time in a worker, from sending it to its "
+                      "answer",
+                      &p->batch_time);
+  } else {
+    tally_hist_t none;
+    tally_hist_init(&none, tally_hist_latency_bounds, tally_hist_latency_n);
+    tally_metric_hist(b, "tally_worker_batch_seconds",
+                      "A batch's time in a worker, from sending it to its "
+                      "answer",
+                      &none);
+  }
+
+  /* Rescores and reloads. */
+  gauge(b, "tally_rescore_running", "1 while a rescore runs",
+        d->probe.rescore_running);
+  gauge(b, "tally_rescore_submissions_done",
+        "Submissions the running (or last) rescore has gone over",
+        d->probe.rescore_done);
+  gauge(b, "tally_rescore_submissions",
+        "Submissions the running (or last) rescore goes over in all",
+        d->probe.rescore_total);
+  tally_metric_family(b, "tally_config_reloads_total", TALLY_COUNTER,
+                      "Config reloads (SIGHUP), by result");
+  tally_metric_sample(b, "tally_config_reloads_total", "result", "accepted",
+                      (double)o->reloads_accepted);
+  tally_metric_sample(b, "tally_config_reloads_total", "result", "refused",
+                      (double)o->reloads_refused);
+  if (o->http != NULL)
+    counter(b, "tally_http_requests_total", "HTTP requests answered",
+            o->http->requests);
+}
+
+bool tally_ops_ready(const tally_ops_t *o, char *why, size_t whylen) {
+  if (!tally_dispatch_ready(o->disp, why, whylen))
+    return false;
+  unsigned alive = 0, busy = 0;
+  if (o->pool != NULL)
+    tally_pool_count(o->pool, &alive, &busy);
+  if (alive == 0) {
+    snprintf(why, whylen, "no worker is alive");
+    return false;
+  }
+  return true;
+}
+
+void tally_ops_handle(tally_http_t *h, const char *path,
+                      tally_http_reply_t *out) {
+  const tally_ops_t *o = h->data;
+  if (strcmp(path, "/metrics") == 0) {
+    out->type = "text/plain; version=0.0.4; charset=utf-8";
+    tally_ops_metrics(o, &out->body);
+  } else if (strcmp(path, "/healthz") == 0) {
+    /* Answered at all means the loop turns. */
+    tally_buf_puts(&out->body, "ok\n");
+  } else if (strcmp(path, "/readyz") == 0) {
+    char why[512];
+    if (tally_ops_ready(o, why, sizeof(why))) {
+      tally_buf_puts(&out->body, "ready\n");
+    } else {
+      out->status = 503;
+      tally_buf_puts(&out->body, why);
+      tally_buf_putc(&out->body, '\n');
+    }
+  } else {
+    out->status = 404;
+    tally_buf_puts(&out->body,
+                   "not found: tallyd serves /metrics, /healthz and /readyz\n");
+  }
+}

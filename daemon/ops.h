@@ -1,0 +1,34 @@
+/* What tallyd shows an operator over HTTP (docs/operations.md#http):
+ * /metrics in Prometheus's text format, /healthz and /readyz. Everything
+ * is read from the loop's own state when asked; nothing here blocks. */
+#ifndef TALLY_OPS_H
+#define TALLY_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/dispatch.h"
+#include "daemon/http.h"
+#include "daemon/pool.h"
+
+typedef struct tally_ops_s {
+  tally_dispatch_t *disp;   /* borrowed */
+  tally_pool_t *pool;       /* borrowed; NULL while it is not up */
+  const tally_http_t *http; /* borrowed; NULL when off */
+  uint64_t reloads_accepted, reloads_refused;
+  double start_time; /* seconds since the epoch */
+} tally_ops_t;
+
+/* The HTTP handler: h->data is a tally_ops_t. */
+void tally_ops_handle(tally_http_t *h, const char *path,
+                      tally_http_reply_t *out);
+
+/* Writes every metric into b. */
+void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b);
+
+/* Whether tallyd can score now: both Redis connections up, the scripts
+ * loaded, at least one worker alive. When not, why says what is missing
+ * in one line. */
+bool tally_ops_ready(const tally_ops_t *o, char *why, size_t whylen);
+
+#endif
