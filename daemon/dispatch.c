@@ -537,14 +537,16 @@ bool tally_dispatch_ready(const tally_dispatch_t *d, char *why, size_t whylen) {
   else if (d->wr.state != TALLY_REDIS_UP)
     no = "the write connection to Redis is down";
   else if (!d->ready)
-    no = "the consumer group and scripts are not set up yet";
+    no = "connected to Redis, but the consumer group and scripts are not "
+         "set up yet";
   if (no == NULL)
     return true;
+  /* The last failure, if any, says why. */
   const tally_redis_t *r = d->rd.state != TALLY_REDIS_UP ? &d->rd : &d->wr;
-  if (r->state != TALLY_REDIS_UP && r->why[0] != '\0')
-    snprintf(why, whylen, "%s: %s", no, r->why);
-  else
+  if (d->draining || d->closing || r->why[0] == '\0')
     snprintf(why, whylen, "%s", no);
+  else
+    snprintf(why, whylen, "%s (last failure: %s)", no, r->why);
   return false;
 }
 
