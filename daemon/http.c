@@ -124,16 +124,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 static void on_timer(uv_timer_t *t);
 
 /* Runs MHD for what is ready, then sets the timer to its next deadline
- * (0 when MHD has work left it did not do in this run). */
+ * (0 when MHD has work left it did not do in this run), and to at most
+ * TALLY_HTTP_TURN_MS in any case: at its connection limit MHD stops
+ * watching the listening socket, and takes it back only in a later run,
+ * which no event of its epoll descriptor would bring once the
+ * connections it had are gone. */
 static void turn(tally_http_t *h) {
   if (h->closing)
     return;
   MHD_run(h->mhd);
   MHD_UNSIGNED_LONG_LONG ms;
-  if (MHD_get_timeout(h->mhd, &ms) == MHD_YES)
-    uv_timer_start(&h->timer, on_timer, ms < 60000 ? (uint64_t)ms : 60000, 0);
-  else
-    uv_timer_stop(&h->timer);
+  if (MHD_get_timeout(h->mhd, &ms) != MHD_YES || ms > TALLY_HTTP_TURN_MS)
+    ms = TALLY_HTTP_TURN_MS;
+  uv_timer_start(&h->timer, on_timer, (uint64_t)ms, 0);
 }
 
 static void on_timer(uv_timer_t *t) {

@@ -19,6 +19,8 @@
 #define TALLY_HTTP_MAX_CONNECTIONS 64
 #define TALLY_HTTP_IDLE_SECONDS 10
 #define TALLY_HTTP_CONNECTION_BYTES 16384 /* a request's head must fit */
+/* The longest the listener goes without a run of MHD. */
+#define TALLY_HTTP_TURN_MS 500
 
 typedef struct tally_http_s tally_http_t;
 

@@ -214,10 +214,10 @@ Test(tallyd_ops, readyz_follows_redis_and_healthz_the_loop) {
   int port = http_port(&daemon_);
   http_t r = {0};
   for (int i = 0; i < 100; i++) {
+    free(r.body);
     r = http(port, "/readyz", NULL);
     if (r.status == 200)
       break;
-    free(r.body);
     sleep_ms(100);
   }
   cr_assert_eq(r.status, 200, "%s", r.body);
@@ -361,10 +361,10 @@ Test(tallyd_ops, hostile_clients_do_not_stop_scoring, .timeout = 180) {
   /* With them gone, it answers again. */
   http_t r = {0};
   for (int i = 0; i < 20; i++) {
+    free(r.body);
     r = http(port, "/healthz", NULL);
     if (r.status == 200)
       break;
-    free(r.body);
     sleep_ms(100);
   }
   cr_expect_eq(r.status, 200);
