@@ -252,6 +252,34 @@ Test(settings, reads_the_rescore_and_pidfile_settings_from_the_file) {
   cr_expect_str_eq(s.pidfile, "sub/t.pid");
 }
 
+Test(settings, reads_the_http_address_from_a_flag_and_the_file) {
+  cr_expect_str_eq(s.http, "127.0.0.1:9464", "the default");
+  cr_assert_eq(PARSE("--tasks", "t", "--http", "off"), 0, "%s", errors());
+  cr_expect_str_eq(s.http, "off");
+  cr_assert_eq(PARSE("--tasks", "t", "--http=[::1]:0"), 0, "%s", errors());
+  cr_expect_str_eq(s.http, "[::1]:0");
+  put("tallyd.json", "{\"tasks\": \"t\", \"http\": \"0.0.0.0:9100\"}");
+  cr_assert_eq(PARSE("--config", "tallyd.json"), 0, "%s", errors());
+  cr_expect_str_eq(s.http, "0.0.0.0:9100");
+}
+
+Test(settings, names_a_bad_http_address) {
+  put("tallyd.json", "{\"tasks\": \"t\", \"http\": \"localhost:80\"}");
+  EXPECT_ERRORS(
+      "tallyd.json: http: \"localhost:80\" is not IP:PORT or [IPv6]:PORT (an "
+      "address, not a host name; a port from 0 to 65535), or off\n"
+      "--http: \"127.0.0.1:65536\" is not IP:PORT or [IPv6]:PORT (an "
+      "address, not a host name; a port from 0 to 65535), or off\n"
+      "--http: \"::1:80\" is not IP:PORT or [IPv6]:PORT (an address, not a "
+      "host name; a port from 0 to 65535), or off\n"
+      "--http: \"127.0.0.1\" is not IP:PORT or [IPv6]:PORT (an address, not "
+      "a host name; a port from 0 to 65535), or off\n"
+      "--http: \"[127.0.0.1]:80\" is not IP:PORT or [IPv6]:PORT (an "
+      "address, not a host name; a port from 0 to 65535), or off",
+      "--config", "tallyd.json", "--http", "127.0.0.1:65536", "--http",
+      "::1:80", "--http", "127.0.0.1", "--http", "[127.0.0.1]:80");
+}
+
 Test(settings, names_a_bad_auto_rescore_value) {
   put("tallyd.json", "{\"tasks\": \"t\", \"auto_rescore\": \"no\"}");
   EXPECT_ERRORS("tallyd.json: auto_rescore: must be true or false\n"
