@@ -562,7 +562,8 @@ static void reload_done(uv_work_t *req, int status) {
   } else {
     apply_reload(t, path);
   }
-  if (!t->stopping && !t->reload_again)
+  /* Before the first READY=1, readiness is still on_ops_tick's to say. */
+  if (!t->stopping && !t->reload_again && t->notified_ready)
     tally_notify_send(&t->notify, "READY=1");
   if (t->reload_again && !t->stopping) {
     t->reload_again = false;
@@ -573,11 +574,13 @@ static void reload_done(uv_work_t *req, int status) {
 static void start_reload(tallyd_t *t) {
   tally_log(&t->log, TALLY_LOG_INFO, "reload", "SIGHUP: checking %s",
             t->set.tasks);
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  tally_notify_send(&t->notify, "RELOADING=1\nMONOTONIC_USEC=%llu",
-                    (unsigned long long)ts.tv_sec * 1000000ull +
-                        (unsigned long long)ts.tv_nsec / 1000);
+  if (t->notified_ready) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    tally_notify_send(&t->notify, "RELOADING=1\nMONOTONIC_USEC=%llu",
+                      (unsigned long long)ts.tv_sec * 1000000ull +
+                          (unsigned long long)ts.tv_nsec / 1000);
+  }
   t->reload.data = t;
   if (uv_queue_work(t->loop, &t->reload, reload_work, reload_done) != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "reload",
