@@ -55,10 +55,11 @@ int tally_http_parse_addr(const char *text, struct sockaddr_storage *sa,
     return 0;
   }
 bad:
+  /* A long text is cut, so that the message always says what is wanted. */
   snprintf(err, errlen,
-           "\"%s\" is not IP:PORT or [IPv6]:PORT (an address, not a host "
-           "name; a port from 0 to 65535)",
-           text);
+           "\"%.64s%s\" is not IP:PORT or [IPv6]:PORT (an address, not a "
+           "host name; a port from 0 to 65535)",
+           text, strlen(text) > 64 ? "..." : "");
   return TALLY_EINVAL;
 }
 

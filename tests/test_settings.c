@@ -280,6 +280,18 @@ Test(settings, names_a_bad_http_address) {
       "::1:80", "--http", "127.0.0.1", "--http", "[127.0.0.1]:80");
 }
 
+Test(settings, cuts_a_long_bad_http_address_but_says_what_is_wanted) {
+  char value[200];
+  memset(value, 'x', sizeof(value) - 1);
+  value[sizeof(value) - 1] = '\0';
+  cr_assert_neq(PARSE("--tasks", "t", "--http", value), 0);
+  char want[200];
+  snprintf(want, sizeof(want), "--http: \"%.64s...\" is not IP:PORT", value);
+  cr_expect(strstr(errors(), want) != NULL, "%s", errors());
+  cr_expect(strstr(errors(), "a port from 0 to 65535), or off") != NULL, "%s",
+            errors());
+}
+
 Test(settings, names_a_bad_auto_rescore_value) {
   put("tallyd.json", "{\"tasks\": \"t\", \"auto_rescore\": \"no\"}");
   EXPECT_ERRORS("tallyd.json: auto_rescore: must be true or false\n"
