@@ -41,6 +41,7 @@ typedef struct cli_s {
   tally_registry_t reg;
   tally_plugins_t plugins;
   tally_taskset_t tasks;
+  tally_contestset_t contests; /* beside the tasks (cli_load) */
 } cli_t;
 
 /* Loading task configs, output and input (each is described where it is

@@ -13,6 +13,7 @@ int cli_open(cli_t *c, const char *plugin_dir) {
   char err[1024];
   tally_plugins_init(&c->plugins);
   tally_taskset_init(&c->tasks);
+  tally_contestset_init(&c->contests);
   if (tally_registry_init(&c->reg) != 0) {
     fprintf(stderr, "tally: out of memory\n");
     return EXIT_CONFIG;
@@ -28,6 +29,7 @@ int cli_open(cli_t *c, const char *plugin_dir) {
 
 void cli_close(cli_t *c) {
   tally_taskset_close(&c->tasks);
+  tally_contestset_close(&c->contests);
   tally_registry_close(&c->reg);
   tally_plugins_close(&c->plugins);
 }
@@ -56,7 +58,11 @@ int cli_load(cli_t *c, const char *plugin_dir, const char *path) {
   int status = cli_open(c, plugin_dir);
   tally_diag_t d;
   tally_diag_init(&d, NULL);
-  if (status == 0 && tally_taskset_load(&c->tasks, &c->reg, path, &d)) {
+  /* The contests beside the tasks, as tallyd's workers load them. */
+  if (status == 0 &&
+      (tally_taskset_load(&c->tasks, &c->reg, path, &d) != 0 ||
+       tally_contestset_load_beside(&c->contests, path, &d) != 0 ||
+       tally_contestset_check_tasks(&c->contests, &c->tasks, &d) != 0)) {
     cli_print_diag(&d);
     status = EXIT_CONFIG;
   }

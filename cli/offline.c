@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,7 @@ int cmd_score(int argc, char **argv) {
   tally_engine_t e;
   tally_buf_t out;
   tally_engine_init(&e, &c.tasks);
+  e.contests = &c.contests;
   tally_buf_init(&out);
   if (mode_name != NULL || elo) {
     status = elo ? cli_score_elo(&e, argc - i, argv + i, &out)
@@ -352,6 +354,24 @@ static int check_path(cli_t *c, const char *path) {
              ts.entries[k].file, t->name, t->type->name, t->ntestcases,
              t->nsubtasks, t->max_score, t->max_public_score);
   }
+  tally_contestset_t cs;
+  tally_contestset_init(&cs);
+  if (status == 0 && (tally_contestset_load_beside(&cs, path, &d) != 0 ||
+                      tally_contestset_check_tasks(&cs, &ts, &d) != 0)) {
+    cli_print_diag(&d);
+    status = EXIT_CONFIG;
+  }
+  for (size_t k = 0; status == 0 && k < cs.count; k++) {
+    const tally_contest_t *ct = &cs.contests[k];
+    printf("%s: ok: contest %s, %zu task%s, %s ranking%s\n", ct->file, ct->name,
+           ct->ntasks, ct->ntasks == 1 ? "" : "s",
+           ct->ranking == TALLY_RANKING_ELO ? "elo" : "total",
+           isnan(ct->freeze) ? "" : ", with a freeze");
+  }
+  if (status == 0 && cs.nparticipants > 0)
+    printf("%s: ok: %zu participants with names or teams\n", path,
+           cs.nparticipants);
+  tally_contestset_close(&cs);
   tally_taskset_close(&ts);
   tally_diag_close(&d);
   return status;

@@ -92,6 +92,7 @@ static const char *const levels[] = {"debug", "info", "warn", "error", NULL};
  * worker frame (64 MiB) for the rest of a batch. */
 static const setting_t settings[] = {
     {"tasks", "--tasks", set_path, AT(tasks), 1, PATH_BYTES, NULL},
+    {"contests", "--contests", set_path, AT(contests), 1, PATH_BYTES, NULL},
     {"plugins", "--plugins", set_path, AT(plugins), 1, PATH_BYTES, NULL},
     {"redis", "--redis", set_url, AT(redis), 1, PATH_BYTES, NULL},
     {"redis_password_file", "--redis-password-file", set_path,
@@ -146,6 +147,8 @@ const char tally_settings_usage[] =
     "--flag=VALUE. Times are in milliseconds.\n"
     "\n"
     "  --tasks DIR           task configs to load (required)\n"
+    "  --contests DIR        contest configs and participants.json\n"
+    "                        (default: the *.contest.json files of --tasks)\n"
     "  --plugins DIR         score-type plugins to load (default: none)\n"
     "  --redis URL           redis://[USER[:PASSWORD]@]IP[:PORT][/DB] or\n"
     "                        unix://[USER[:PASSWORD]@]/PATH[?db=N]\n"
@@ -274,6 +277,7 @@ int tally_settings_init(tally_settings_t *s) {
 
 void tally_settings_close(tally_settings_t *s) {
   free(s->tasks);
+  free(s->contests);
   free(s->plugins);
   free(s->redis);
   free(s->redis_password_file);

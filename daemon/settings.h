@@ -11,6 +11,7 @@
 
 typedef struct tally_settings_s {
   char *tasks;               /* --tasks DIR: required */
+  char *contests;            /* --contests DIR, or NULL */
   char *plugins;             /* --plugins DIR, or NULL */
   char *redis;               /* --redis URL; NULL: start an embedded server */
   char *redis_password_file; /* --redis-password-file FILE, or NULL */

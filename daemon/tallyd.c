@@ -8,6 +8,7 @@
 #include "daemon/pool.h"
 #include "daemon/rescore_child.h"
 #include "daemon/settings.h"
+#include "engine/contests.h"
 #include "engine/plugins.h"
 #include "engine/taskset.h"
 
@@ -76,6 +77,9 @@ typedef struct tallyd_s {
   bool reloading, reload_again;
   char *reload_path; /* the new snapshot, or NULL */
   int reload_rc;
+  /* The contest configs in force (the API reads them), and those a
+   * reload checked, to put in force with its snapshot. */
+  tally_contestset_t contests, reload_contests;
 } tallyd_t;
 
 /* The task configs the workers load are a private copy, a snapshot, made
@@ -216,6 +220,46 @@ static bool is_json(const char *name) {
   return n > 5 && strcmp(name + n - 5, ".json") == 0 && name[0] != '.';
 }
 
+/* Copies the *.json files of --contests into the snapshot folder dir,
+ * where the workers find contests beside their tasks: each as
+ * NAME.contest.json, participants.json as it is. A file the tasks folder
+ * gave already is an error. */
+static int snapshot_contests(tallyd_t *t, const char *dir, char *err,
+                             size_t errlen) {
+  DIR *d = opendir(t->set.contests);
+  if (d == NULL) {
+    format(err, errlen, "--contests %s: %s", t->set.contests, strerror(errno));
+    return TALLY_EIO;
+  }
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    if (!is_json(e->d_name))
+      continue;
+    size_t n = strlen(e->d_name);
+    bool keep = strcmp(e->d_name, "participants.json") == 0 ||
+                (n > 13 && strcmp(e->d_name + n - 13, ".contest.json") == 0);
+    char from[PATH_MAX], to[PATH_MAX];
+    struct stat st;
+    if (format(from, sizeof(from), "%s/%s", t->set.contests, e->d_name) ||
+        (keep ? format(to, sizeof(to), "%s/%s", dir, e->d_name)
+              : format(to, sizeof(to), "%s/%.*s.contest.json", dir,
+                       (int)(n - 5), e->d_name))) {
+      format(err, errlen, "%s: path too long", e->d_name);
+      rc = TALLY_EINVAL;
+    } else if (stat(to, &st) == 0) {
+      format(err, errlen,
+             "%s: the tasks folder has a file of the same name (%s)", from,
+             strrchr(to, '/') + 1);
+      rc = TALLY_EINVAL;
+    } else {
+      rc = copy_file(from, to, TALLY_CONFIG_FILE_MAX, err, errlen);
+    }
+  }
+  closedir(d);
+  return rc;
+}
+
 /* Copies --tasks (a file, or the *.json files of a folder) into a new
  * snapshot folder, and sets *path to what the workers load. Returns 0, or
  * a negative code with err naming the cause. */
@@ -275,6 +319,8 @@ static int snapshot(tallyd_t *t, char **path, char *err, size_t errlen) {
     if (d != NULL)
       closedir(d);
   }
+  if (rc == 0 && t->set.contests != NULL)
+    rc = snapshot_contests(t, dir, err, errlen);
   if (rc == 0 && (*path = strdup(to)) == NULL) {
     format(err, errlen, "out of memory");
     rc = TALLY_ENOMEM;
@@ -331,7 +377,8 @@ static void snapshot_dir(const tallyd_t *t, const char *path, char *dir,
  * a broken config is reported here, in full, rather than by workers that
  * exit one after another. Logs every error, naming the operator's files
  * rather than the snapshot's. */
-static int check_config(tallyd_t *t, const char *path) {
+static int check_config(tallyd_t *t, const char *path,
+                        tally_contestset_t *contests) {
   tally_registry_t reg;
   tally_plugins_t plugins;
   tally_taskset_t tasks;
@@ -359,7 +406,10 @@ static int check_config(tallyd_t *t, const char *path) {
       (rc = tally_plugins_load_dir(&plugins, &reg, t->set.plugins, err,
                                    sizeof(err))) != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
-  } else if ((rc = tally_taskset_load(&tasks, &reg, path, &d)) != 0) {
+  } else if ((rc = tally_taskset_load(&tasks, &reg, path, &d)) != 0 ||
+             (rc = tally_contestset_load_beside(contests, path, &d)) != 0 ||
+             (rc = tally_contestset_check_tasks(contests, &tasks, &d)) != 0) {
+    tally_contestset_close(contests);
     for (size_t i = 0; i < d.count; i++) {
       const char *m = d.msgs[i];
       if (strncmp(m, dir, dirlen) == 0 && m[dirlen] == '/')
@@ -372,8 +422,8 @@ static int check_config(tallyd_t *t, const char *path) {
       tally_log(&t->log, TALLY_LOG_ERROR, "config", "and %zu more errors",
                 d.dropped);
   } else {
-    tally_log(&t->log, TALLY_LOG_INFO, "config", "%s: %zu tasks", t->set.tasks,
-              tasks.count);
+    tally_log(&t->log, TALLY_LOG_INFO, "config", "%s: %zu tasks, %zu contests",
+              t->set.tasks, tasks.count, contests->count);
   }
   tally_diag_close(&d);
   tally_taskset_close(&tasks);
@@ -384,14 +434,15 @@ static int check_config(tallyd_t *t, const char *path) {
 
 /* Snapshots and checks the task configs. Returns 0 with *path set (the
  * caller frees it), or an error, logged, with the snapshot removed. */
-static int load_configs(tallyd_t *t, char **path) {
+static int load_configs(tallyd_t *t, char **path,
+                        tally_contestset_t *contests) {
   char err[1024], dir[PATH_MAX];
   int rc = snapshot(t, path, err, sizeof(err));
   if (rc != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
     return rc;
   }
-  rc = check_config(t, *path);
+  rc = check_config(t, *path, contests);
   if (rc != 0) {
     snapshot_dir(t, *path, dir, sizeof(dir));
     remove_dir(dir);
@@ -496,6 +547,7 @@ static void apply_reload(tallyd_t *t, char *path) {
     t->ops.reloads_refused++;
     tally_log(&t->log, TALLY_LOG_ERROR, "reload",
               "out of memory: the old config stays in force");
+    tally_contestset_close(&t->reload_contests);
     char dir[PATH_MAX];
     snapshot_dir(t, path, dir, sizeof(dir));
     remove_dir(dir);
@@ -520,6 +572,9 @@ static void apply_reload(tallyd_t *t, char *path) {
   }
   free(t->snap);
   t->snap = path;
+  tally_contestset_close(&t->contests);
+  t->contests = t->reload_contests;
+  tally_contestset_init(&t->reload_contests);
   t->ops.reloads_accepted++;
   tally_log(&t->log, TALLY_LOG_INFO, "reload",
             "workers are being replaced with the new config");
@@ -538,7 +593,7 @@ static void apply_reload(tallyd_t *t, char *path) {
 static void reload_work(uv_work_t *req) {
   tallyd_t *t = req->data;
   t->reload_path = NULL;
-  t->reload_rc = load_configs(t, &t->reload_path);
+  t->reload_rc = load_configs(t, &t->reload_path, &t->reload_contests);
 }
 
 /* Back on the loop: the new snapshot goes to the pool and the rescore child. */
@@ -548,6 +603,7 @@ static void reload_done(uv_work_t *req, int status) {
   t->reload_path = NULL;
   t->reloading = false;
   if (status != 0 || t->reload_rc != 0 || t->stopping) {
+    tally_contestset_close(&t->reload_contests);
     if (path != NULL) {
       char dir[PATH_MAX];
       snapshot_dir(t, path, dir, sizeof(dir));
@@ -755,7 +811,7 @@ static int start(tallyd_t *t) {
     t->snap_root[0] = '\0';
     return EXIT_FAILED;
   }
-  if (load_configs(t, &t->snap) != 0)
+  if (load_configs(t, &t->snap, &t->contests) != 0)
     return EXIT_CONFIG;
   const char *url = t->set.redis;
   if (url != NULL) {
@@ -952,6 +1008,8 @@ int main(int argc, char **argv) {
     close(t.pidfile_fd);
   }
   tally_notify_close(&t.notify);
+  tally_contestset_close(&t.contests);
+  tally_contestset_close(&t.reload_contests);
   tally_settings_close(&t.set);
   return t.exit_code;
 }

@@ -60,6 +60,36 @@ static const tally_task_t *job_task(tally_engine_t *e) {
   return task;
 }
 
+/* Whether the job's contest, when a config describes it, lists task;
+ * when not, e->err says so. */
+static bool contest_lists(tally_engine_t *e, const tally_task_t *task) {
+  if (e->contests == NULL || e->contests->count == 0)
+    return true;
+  char num[32];
+  const char *name = "default";
+  const cJSON *c = e->job.contest;
+  if (cJSON_IsString(c)) {
+    name = c->valuestring;
+  } else if (cJSON_IsNumber(c)) {
+    snprintf(num, sizeof(num), "%.0f", c->valuedouble);
+    name = num;
+  }
+  const tally_contest_t *contest = tally_contestset_find(e->contests, name);
+  if (contest == NULL || tally_contest_has_task(contest, task->name))
+    return true;
+  int n = snprintf(e->err, sizeof(e->err),
+                   "task: \"%s\" is not a task of contest \"%s\" (its "
+                   "tasks: ",
+                   task->name, contest->name);
+  for (size_t i = 0; i < contest->ntasks && n > 0 && (size_t)n < sizeof(e->err);
+       i++)
+    n += snprintf(e->err + n, sizeof(e->err) - (size_t)n, "%s%s",
+                  i > 0 ? ", " : "", contest->tasks[i]);
+  if (n > 0 && (size_t)n < sizeof(e->err))
+    snprintf(e->err + n, sizeof(e->err) - (size_t)n, ")");
+  return false;
+}
+
 /* The version of task's config, "" when it has none. */
 static const char *task_version(const tally_engine_t *e,
                                 const tally_task_t *task) {
@@ -174,6 +204,8 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
     rc = TALLY_EJOB;
   }
   if (rc == 0 && (task = job_task(e)) == NULL)
+    rc = TALLY_EJOB;
+  if (rc == 0 && !contest_lists(e, task))
     rc = TALLY_EJOB;
   if (rc != 0 && e->job.keys_ok && e->job.type == TALLY_JOB_SCORE)
     task = e->job.task != NULL ? tally_taskset_find(e->tasks, e->job.task)

@@ -5,6 +5,7 @@
 #define TALLY_ENGINE_H
 
 #include "contest/elo.h"
+#include "engine/contests.h"
 #include "engine/render.h"
 #include "engine/taskset.h"
 #include "evalspecs/evaluate.h"
@@ -17,6 +18,9 @@
 /* An engine holds no global state: each thread may use one of its own. */
 typedef struct tally_engine_s {
   const tally_taskset_t *tasks; /* borrowed */
+  /* The contest configs (borrowed; NULL: none): a job for a task its
+   * contest does not list is refused. */
+  const tally_contestset_t *contests;
   /* With one task given (tally score --task), jobs may omit "task". */
   const tally_task_t *default_task;
   /* Options, false after init; the caller sets them. accept_tokens: a

@@ -1,5 +1,6 @@
 /* Task config loading from files and folders. */
 #include "engine/taskset.h"
+#include "engine/contests.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -328,7 +329,8 @@ static int load_dir(tally_taskset_t *ts, const tally_registry_t *reg,
   while ((e = readdir(dh)) != NULL) {
     size_t len = strlen(e->d_name);
     if (len < 6 || e->d_name[0] == '.' ||
-        strcmp(e->d_name + len - 5, ".json") != 0)
+        strcmp(e->d_name + len - 5, ".json") != 0 ||
+        tally_contest_file(e->d_name))
       continue;
     char **grown = realloc(names, (n + 1) * sizeof(*names));
     if (grown == NULL) {

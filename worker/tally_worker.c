@@ -41,6 +41,7 @@ typedef struct worker_s {
   tally_registry_t reg;
   tally_plugins_t plugins;
   tally_taskset_t tasks;
+  tally_contestset_t contests;
   tally_engine_t engine;
   tally_frame_reader_t in;
   tally_buf_t out;   /* the response frame being built */
@@ -56,6 +57,7 @@ static void worker_init(worker_t *w) {
   memset(w, 0, sizeof(*w));
   tally_plugins_init(&w->plugins);
   tally_taskset_init(&w->tasks);
+  tally_contestset_init(&w->contests);
   tally_engine_init(&w->engine, &w->tasks);
   w->engine.accept_tokens = true;
   w->engine.add_version = true;
@@ -73,6 +75,7 @@ static void worker_close(worker_t *w) {
   tally_frame_reader_close(&w->in);
   tally_engine_close(&w->engine);
   tally_taskset_close(&w->tasks);
+  tally_contestset_close(&w->contests);
   tally_registry_close(&w->reg);
   tally_plugins_close(&w->plugins);
 }
@@ -332,7 +335,19 @@ static int load(worker_t *w, const char *task_dir, const char *plugin_dir) {
   tally_diag_close(&d);
   if (rc != 0)
     return EXIT_CONFIG;
+  /* The contests beside the tasks: a job for a task its contest does not
+   * list is refused. */
+  tally_diag_init(&d, NULL);
+  rc = tally_contestset_load_beside(&w->contests, task_dir, &d);
+  if (rc == 0)
+    rc = tally_contestset_check_tasks(&w->contests, &w->tasks, &d);
+  for (size_t i = 0; i < d.count; i++)
+    fprintf(stderr, "tally-worker: %s\n", d.msgs[i]);
+  tally_diag_close(&d);
+  if (rc != 0)
+    return EXIT_CONFIG;
   tally_engine_use(&w->engine, &w->tasks);
+  w->engine.contests = &w->contests;
   return 0;
 }
 

@@ -1,0 +1,94 @@
+/* Contest configs and participants (docs/scoreboard.md): what a contest
+ * is called, its tasks in column order, its times (start, end, freeze),
+ * its score precision and its kind of ranking; and the display names and
+ * teams of its participants. Decoded strictly, like task configs. */
+#ifndef TALLY_CONTESTS_H
+#define TALLY_CONTESTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config/diag.h"
+#include "engine/taskset.h"
+
+typedef enum tally_ranking_kind_e {
+  TALLY_RANKING_TOTAL = 0, /* by total score, as tally ranks */
+  TALLY_RANKING_ELO        /* an arena: by Elo rating, with W/D/L */
+} tally_ranking_kind_t;
+
+typedef struct tally_contest_s {
+  char *name;
+  char *title; /* the name when the config gives none */
+  char **tasks;
+  size_t ntasks;
+  /* Seconds since the epoch; NAN when the config gives none. */
+  double start, end, freeze;
+  /* How long after end a freeze lifts by itself, in seconds; NAN: only
+   * `tally contest unfreeze` lifts it. */
+  double unfreeze_after;
+  int score_precision; /* digits after the point a board shows, 0-10 */
+  tally_ranking_kind_t ranking;
+  char *file; /* where it came from */
+} tally_contest_t;
+
+typedef struct tally_participant_s {
+  char *id;
+  char *name; /* display name, or NULL */
+  char *team; /* or NULL */
+} tally_participant_t;
+
+typedef struct tally_contestset_s {
+  tally_contest_t *contests; /* sorted by name */
+  size_t count;
+  tally_participant_t *participants; /* sorted by id */
+  size_t nparticipants;
+} tally_contestset_t;
+
+void tally_contestset_init(tally_contestset_t *cs);
+void tally_contestset_close(tally_contestset_t *cs);
+
+/* Decodes one contest config (the text of file) into c. Every error goes
+ * to d with its JSON path. Returns 0, or TALLY_ECONFIG with c empty. */
+int tally_contest_parse(const char *text, size_t len, tally_diag_t *d,
+                        tally_contest_t *c);
+void tally_contest_free(tally_contest_t *c);
+
+/* Loads the contests of dir. With in_tasks (dir is the tasks folder),
+ * the contest configs are its *.contest.json files; otherwise every
+ * *.json file but participants.json. participants.json, if present,
+ * gives display names and teams. A folder with no contest is not an
+ * error. Every error of every file goes to d (naming the file and the
+ * JSON path), and two files that name one contest are an error. Returns
+ * 0, or TALLY_ECONFIG (TALLY_EIO for an unreadable folder) with cs empty.
+ */
+int tally_contestset_load(tally_contestset_t *cs, const char *dir,
+                          bool in_tasks, tally_diag_t *d);
+
+/* The contests that go with the tasks at tasks_path: those of the folder,
+ * or of the folder of a single task file (tally_contestset_load with
+ * in_tasks). */
+int tally_contestset_load_beside(tally_contestset_t *cs, const char *tasks_path,
+                                 tally_diag_t *d);
+
+/* Checks that every task each contest lists is in ts: an error in d (with
+ * the contest's file and the JSON path) for each one that is not. Returns
+ * 0 or TALLY_ECONFIG. */
+int tally_contestset_check_tasks(const tally_contestset_t *cs,
+                                 const tally_taskset_t *ts, tally_diag_t *d);
+
+/* Whether a file name of a tasks folder is a contest's or the
+ * participants' (and so not a task config). */
+bool tally_contest_file(const char *name);
+
+const tally_contest_t *tally_contestset_find(const tally_contestset_t *cs,
+                                             const char *name);
+const tally_participant_t *
+tally_contestset_participant(const tally_contestset_t *cs, const char *id);
+bool tally_contest_has_task(const tally_contest_t *c, const char *task);
+
+/* Parses an RFC 3339 time ("2026-11-27T09:00:00Z",
+ * "2026-11-27T10:00:00.5+01:00") into seconds since the epoch. Returns 0,
+ * or -1 when s is not one. */
+int tally_rfc3339(const char *s, double *out);
+
+#endif
