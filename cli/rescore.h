@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "engine/taskset.h"
+#include "redis/keys.h"
 
 /* How far a rescore is; what its progress callback and the hash
  * <p>:rescore show. */
@@ -106,20 +107,5 @@ void tally_rescore_stats_close(tally_rescore_stats_t *st);
  * NULL with err naming the URL and the cause. Free it with redisFree. */
 struct redisContext *tally_rescore_connect(const char *url, uint64_t timeout_ms,
                                            char *err, size_t errlen);
-
-/* Writes the key <prefix><rest...> with enc() applied to each part after
- * the first (docs/contest.md: % as %25, : as %3A) into out (outlen
- * bytes): tally_rescore_key(out, n, "tally", ":index:task:", "a:b") gives
- * "tally:index:task:a%3Ab". Returns 0, or TALLY_E2BIG when it does not
- * fit. */
-int tally_rescore_key(char *out, size_t outlen, const char *prefix,
-                      const char *middle, const char *part);
-
-/* Writes the common prefix of every key of contest c, <prefix>:{<c>}
- * (docs/contest.md: the id in a Redis Cluster hash tag, with %, :, { and
- * } percent-encoded; the empty id as %), into out (outlen bytes). Returns
- * 0, or TALLY_E2BIG when it does not fit. */
-int tally_contest_key(char *out, size_t outlen, const char *prefix,
-                      const char *c);
 
 #endif
