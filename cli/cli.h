@@ -31,6 +31,7 @@ int cmd_results(int argc, char **argv);
 int cmd_rescore(int argc, char **argv);
 int cmd_ranking(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
+int cmd_token(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 /* Prints the usage of every command to f. */

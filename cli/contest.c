@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "cli/rescore.h"
 #include "contest/scoremode.h"
+#include "redis/tokens.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -777,6 +778,53 @@ int cmd_reload(int argc, char **argv) {
   remote_close(&r);
   status = cli_flush_stdout(status, NULL);
   return status;
+
+bad_usage:
+  cli_usage(stderr);
+  return EXIT_CONFIG;
+}
+
+/* tally token: a participant's token for the results API. */
+int cmd_token(int argc, char **argv) {
+  remote_t r;
+  const char *who = NULL;
+  remote_init(&r);
+  for (int i = 0; i < argc; i++) {
+    int took = remote_flag(&r, argc, argv, &i);
+    if (took < 0)
+      goto bad_usage;
+    if (took > 0)
+      continue;
+    if (strcmp(argv[i], "--participant") == 0 && i + 1 < argc && !who)
+      who = argv[++i];
+    else
+      goto bad_usage;
+  }
+  if (who == NULL || who[0] == '\0')
+    goto bad_usage;
+  if (remote_open(&r) != 0)
+    return EXIT_JOB_FAILED;
+  char fresh[TALLY_SECRET_HEX + 1], key[160];
+  if (tally_secret_new(fresh) != 0) {
+    fprintf(stderr, "tally: no randomness for a new secret (getrandom)\n");
+    remote_close(&r);
+    return EXIT_JOB_FAILED;
+  }
+  snprintf(key, sizeof(key), "%s:secret", r.prefix);
+  /* The secret tallyd uses, made here if no one has made it yet. */
+  redisReply *s = cli_expect(
+      &r, remote_cmd(&r, "EVAL %s 1 %s %s", tally_secret_script, key, fresh),
+      REDIS_REPLY_STRING, "EVAL (the token secret)");
+  int status = EXIT_JOB_FAILED;
+  if (s != NULL) {
+    char token[TALLY_TOKEN_HEX + 1];
+    tally_participant_token(s->str, who, token);
+    printf("%s\n", token);
+    status = 0;
+    freeReplyObject(s);
+  }
+  remote_close(&r);
+  return cli_flush_stdout(status, "the token");
 
 bad_usage:
   cli_usage(stderr);

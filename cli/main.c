@@ -31,6 +31,7 @@ static const cli_command_t commands[] = {
      "ranking [REDIS] --contest C [--public | --by elo] [--json]"},
     {"reload", cmd_reload,
      "reload (--pid N | --pidfile FILE) [REDIS] [--wait SECONDS]"},
+    {"token", cmd_token, "token [REDIS] --participant P"},
     {"report", cmd_report,
      "report ([REDIS] --contest C | --results FILE... --tasks DIR "
      "[--plugins DIR])\n"

@@ -89,6 +89,31 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
   return rc;
 }
 
+static enum MHD_Result send_reply(tally_http_req_t *r) {
+  tally_http_reply_t *out = &r->reply;
+  if (out->body.oom) {
+    static const char msg[] = "out of memory\n";
+    return reply(r->c, MHD_HTTP_SERVICE_UNAVAILABLE,
+                 "text/plain; charset=utf-8", msg, sizeof(msg) - 1, NULL);
+  }
+  return reply(r->c, out->status ? out->status : 200,
+               out->type != NULL ? out->type : "text/plain; charset=utf-8",
+               tally_buf_text(&out->body), out->body.len, NULL);
+}
+
+static void unlink_pending(tally_http_req_t *r) {
+  if (!r->pending)
+    return;
+  r->pending = false;
+  if (r->prev != NULL)
+    r->prev->next = r->next;
+  else
+    r->h->pending = r->next;
+  if (r->next != NULL)
+    r->next->prev = r->prev;
+  r->prev = r->next = NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -96,7 +121,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
   tally_http_t *h = cls;
   (void)version;
   (void)upload;
-  (void)state;
+  tally_http_req_t *r = *state;
+  if (r != NULL) {
+    /* Resumed: the handler has answered. */
+    return r->answered ? send_reply(r) : MHD_YES;
+  }
   h->requests++;
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
     /* Whatever it uploads is not read: the connection closes after. */
@@ -105,21 +134,61 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
                  msg, sizeof(msg) - 1, "GET, HEAD");
   }
-  tally_http_reply_t out = {.status = 200};
-  tally_buf_init(&out.body);
-  h->handler(h, url, &out);
-  enum MHD_Result rc;
-  if (out.body.oom) {
-    static const char msg[] = "out of memory\n";
-    rc = reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
-               msg, sizeof(msg) - 1, NULL);
-  } else {
-    rc = reply(c, out.status,
-               out.type != NULL ? out.type : "text/plain; charset=utf-8",
-               tally_buf_text(&out.body), out.body.len, NULL);
+  r = calloc(1, sizeof(*r));
+  if (r == NULL)
+    return MHD_NO;
+  r->h = h;
+  r->c = c;
+  r->path = url;
+  r->reply.status = 200;
+  tally_buf_init(&r->reply.body);
+  *state = r;
+  if (h->handler(h, r)) {
+    r->answered = true;
+    return send_reply(r);
   }
-  tally_buf_close(&out.body);
-  return rc;
+  r->pending = true;
+  r->next = h->pending;
+  if (h->pending != NULL)
+    h->pending->prev = r;
+  h->pending = r;
+  MHD_suspend_connection(c);
+  return MHD_YES;
+}
+
+/* MHD is done with a request: its memory goes. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+                         enum MHD_RequestTerminationCode code) {
+  (void)cls;
+  (void)c;
+  (void)code;
+  tally_http_req_t *r = *state;
+  if (r == NULL)
+    return;
+  unlink_pending(r);
+  tally_buf_close(&r->reply.body);
+  free(r);
+  *state = NULL;
+}
+
+static void turn(tally_http_t *h);
+
+void tally_http_answer(tally_http_req_t *r) {
+  if (r->answered)
+    return;
+  r->answered = true;
+  unlink_pending(r);
+  MHD_resume_connection(r->c);
+  /* MHD sees the resumption on its next run: now. */
+  turn(r->h);
+}
+
+const char *tally_http_header(const tally_http_req_t *r, const char *name) {
+  return MHD_lookup_connection_value(r->c, MHD_HEADER_KIND, name);
+}
+
+const char *tally_http_arg(const tally_http_req_t *r, const char *name) {
+  return MHD_lookup_connection_value(r->c, MHD_GET_ARGUMENT_KIND, name);
 }
 
 static void on_timer(uv_timer_t *t);
@@ -202,8 +271,9 @@ int tally_http_start(uv_loop_t *loop, tally_http_t *h, const char *addr,
   if (fd < 0)
     return TALLY_EINVAL;
   h->mhd = MHD_start_daemon(
-      MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
-      MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_LISTEN_SOCKET,
+      MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL,
+      NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_LISTEN_SOCKET,
       (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
       (unsigned)TALLY_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
       (unsigned)TALLY_HTTP_IDLE_SECONDS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -235,6 +305,21 @@ int tally_http_start(uv_loop_t *loop, tally_http_t *h, const char *addr,
 void tally_http_close(tally_http_t *h, void (*close_cb)(tally_http_t *h)) {
   if (h->closing)
     return;
+  /* MHD must not stop with a connection suspended: whatever still waits
+   * on its handler is cancelled and answered 503. */
+  while (h->pending != NULL) {
+    tally_http_req_t *r = h->pending;
+    unlink_pending(r);
+    if (r->cancel != NULL)
+      r->cancel(r);
+    tally_buf_reset(&r->reply.body);
+    tally_buf_puts(&r->reply.body, "tallyd is stopping\n");
+    r->reply.status = 503;
+    r->reply.type = NULL;
+    r->answered = true;
+    MHD_resume_connection(r->c);
+  }
+  MHD_run(h->mhd);
   h->closing = true;
   h->close_cb = close_cb;
   /* The poll handle stops watching the epoll descriptor before MHD

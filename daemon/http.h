@@ -23,6 +23,7 @@
 #define TALLY_HTTP_TURN_MS 500
 
 typedef struct tally_http_s tally_http_t;
+typedef struct tally_http_req_s tally_http_req_t;
 
 /* The answer a handler writes: status (default 200), Content-Type
  * (default text/plain; charset=utf-8), and the body. */
@@ -32,9 +33,31 @@ typedef struct tally_http_reply_s {
   tally_buf_t body;
 } tally_http_reply_t;
 
-/* Answers GET (or HEAD) path; the query string is cut off. */
-typedef void (*tally_http_handler)(tally_http_t *h, const char *path,
-                                   tally_http_reply_t *out);
+/* One request being answered. */
+struct tally_http_req_s {
+  tally_http_t *h;
+  const char *path; /* without the query string; valid until answered */
+  tally_http_reply_t reply;
+  void *data;                          /* the handler's */
+  void (*cancel)(tally_http_req_t *r); /* called if the listener closes
+                                          before tally_http_answer */
+  /* Private. */
+  struct MHD_Connection *c;
+  bool pending, answered;
+  tally_http_req_t *prev, *next; /* pending ones, in h->pending */
+};
+
+/* Answers GET (or HEAD) r->path: fills r->reply and returns true, or
+ * returns false and calls tally_http_answer(r) later, from the loop (a
+ * Redis reply, say), once r->reply is filled. */
+typedef bool (*tally_http_handler)(tally_http_t *h, tally_http_req_t *r);
+
+/* Sends the reply of a request its handler left pending. */
+void tally_http_answer(tally_http_req_t *r);
+
+/* A request header (name case-insensitive) or query argument, or NULL. */
+const char *tally_http_header(const tally_http_req_t *r, const char *name);
+const char *tally_http_arg(const tally_http_req_t *r, const char *name);
 
 struct tally_http_s {
   tally_http_handler handler;
@@ -50,6 +73,7 @@ struct tally_http_s {
   uv_timer_t timer;
   int handles; /* open uv handles */
   bool closing;
+  tally_http_req_t *pending; /* requests waiting on their handler */
   void (*close_cb)(tally_http_t *h);
 };
 

@@ -169,9 +169,11 @@ bool tally_ops_ready(const tally_ops_t *o, char *why, size_t whylen) {
   return true;
 }
 
-void tally_ops_handle(tally_http_t *h, const char *path,
-                      tally_http_reply_t *out) {
+bool tally_ops_handle(tally_http_t *h, tally_http_req_t *r) {
   const tally_ops_t *o = h->data;
+  const char *path = r->path;
+  tally_http_reply_t *out = &r->reply;
+  int api;
   if (strcmp(path, "/metrics") == 0) {
     out->type = "text/plain; version=0.0.4; charset=utf-8";
     tally_ops_metrics(o, &out->body);
@@ -187,9 +189,12 @@ void tally_ops_handle(tally_http_t *h, const char *path,
       tally_buf_puts(&out->body, why);
       tally_buf_putc(&out->body, '\n');
     }
+  } else if (o->api_cb != NULL && (api = o->api_cb(o->api, r)) != 0) {
+    return api == 1;
   } else {
     out->status = 404;
     tally_buf_puts(&out->body,
                    "not found: tallyd serves /metrics, /healthz and /readyz\n");
   }
+  return true;
 }

@@ -17,11 +17,15 @@ typedef struct tally_ops_s {
   const tally_http_t *http; /* borrowed; NULL when off */
   uint64_t reloads_accepted, reloads_refused;
   double start_time; /* seconds since the epoch */
+  /* The results API (daemon/api.h), or NULL. api_cb returns 0 for a
+   * path it does not serve, 1 once it has filled the reply, 2 when it
+   * will (then it calls tally_http_answer). */
+  void *api;
+  int (*api_cb)(void *api, tally_http_req_t *r);
 } tally_ops_t;
 
 /* The HTTP handler: h->data is a tally_ops_t. */
-void tally_ops_handle(tally_http_t *h, const char *path,
-                      tally_http_reply_t *out);
+bool tally_ops_handle(tally_http_t *h, tally_http_req_t *r);
 
 /* Writes every metric into b. */
 void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b);

@@ -131,6 +131,8 @@ static const setting_t settings[] = {
     {"retain_every", "--retain-every", set_u64, AT(retain_every), 1000, DAY_MS,
      NULL},
     {"http", "--http", set_listen, AT(http), 1, 80, NULL},
+    {"http_token_file", "--http-token-file", set_path, AT(http_token_file), 1,
+     PATH_BYTES, NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -201,6 +203,9 @@ const char tally_settings_usage[] =
     "  --http ADDR           serve /metrics, /healthz and /readyz on IP:PORT\n"
     "                        or [IPv6]:PORT; off: no HTTP listener\n"
     "                        (default: 127.0.0.1:9464)\n"
+    "  --http-token-file FILE  the operator's bearer token for the results\n"
+    "                        API's private views, on the file's first line\n"
+    "                        (default: none, no private view)\n"
     "  --config FILE         read settings from a JSON object in FILE\n"
     "  --help                print this text and exit\n";
 
@@ -289,6 +294,7 @@ void tally_settings_close(tally_settings_t *s) {
   free(s->tally);
   free(s->pidfile);
   free(s->http);
+  free(s->http_token_file);
   free(s->config);
   memset(s, 0, sizeof(*s));
 }

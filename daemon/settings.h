@@ -43,6 +43,7 @@ typedef struct tally_settings_s {
   uint64_t retain_every;   /* --retain-every MS: default 10000 */
   char *http;              /* --http ADDR: "IP:PORT", "[IPv6]:PORT" or "off";
                               default "127.0.0.1:9464" */
+  char *http_token_file;   /* --http-token-file FILE, or NULL */
   char *config;            /* --config FILE, or NULL */
 } tally_settings_t;
 

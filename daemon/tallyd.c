@@ -1,5 +1,6 @@
 /* tallyd: the daemon that scores the jobs of a Redis stream with a pool of
  * worker processes and posts each result exactly once. */
+#include "daemon/api.h"
 #include "daemon/dispatch.h"
 #include "daemon/embedded.h"
 #include "daemon/http.h"
@@ -58,6 +59,8 @@ typedef struct tallyd_s {
   tally_ops_t ops;
   tally_http_t http;
   bool http_up;
+  tally_api_t api; /* the results API, served over http */
+  bool api_up;
   tally_notify_t notify;
   uv_timer_t ops_timer, watchdog;
   bool notified_ready;
@@ -460,6 +463,9 @@ static void on_signal_closed(uv_handle_t *h) {
 }
 
 static void finish(tallyd_t *t) {
+  if (t->api_up)
+    tally_api_close(&t->api, NULL);
+  t->api_up = false;
   if (t->http_up)
     tally_http_close(&t->http, NULL);
   t->http_up = false;
@@ -910,6 +916,20 @@ static int start(tallyd_t *t) {
     return EXIT_CONFIG;
   }
   t->disp.data = t;
+  if (t->http_up) {
+    t->api.prefix = t->set.prefix;
+    t->api.contests = &t->contests;
+    t->api.log = &t->log;
+    if (tally_api_init(&t->api, t->loop, url, t->set.http_token_file, err,
+                       sizeof(err)) != 0) {
+      tally_log(&t->log, TALLY_LOG_ERROR, "api", "%s", err);
+      return EXIT_CONFIG;
+    }
+    t->api_up = true;
+    t->ops.api = &t->api;
+    t->ops.api_cb = tally_api_route;
+    tally_api_start(&t->api);
+  }
   tally_log(&t->log, TALLY_LOG_INFO, "start",
             "tallyd %s: %u workers, consumer %s, prefix %s, Redis %s%s",
             TALLY_VERSION, t->set.workers, t->set.consumer, t->set.prefix, url,

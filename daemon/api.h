@@ -1,0 +1,57 @@
+/* The results API (docs/scoreboard.md): read-only JSON over tallyd's HTTP
+ * listener, from a Redis connection of its own.
+ *
+ *   GET /api/contests                          every contest
+ *   GET /api/contests/C                        one contest
+ *   GET /api/contests/C/ranking[?view=private] its ranking
+ *   GET /api/contests/C/participants/P         one participant's scores
+ *
+ * Public answers hold public scores only. The private ranking needs the
+ * operator's bearer token (--http-token-file); a participant's own
+ * endpoint needs that token or the participant's, an HMAC-SHA256 of the
+ * id keyed with a secret kept in Redis (<p>:secret). */
+#ifndef TALLY_API_H
+#define TALLY_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <uv.h>
+
+#include "daemon/http.h"
+#include "daemon/log.h"
+#include "engine/contests.h"
+#include "redis/redis.h"
+#include "redis/tokens.h"
+
+typedef struct tally_api_s {
+  const char *prefix; /* borrowed */
+  const tally_contestset_t
+      *contests; /* borrowed: tallyd's, replaced on reload */
+  tally_log_t *log;
+  char *token; /* the operator's, or NULL: no private view */
+  /* Private. */
+  uv_loop_t *loop;
+  tally_redis_t rd;
+  char secret[TALLY_SECRET_HEX + 1]; /* "" until read */
+  unsigned inflight;                 /* requests waiting on Redis */
+  bool closing;
+  void (*close_cb)(struct tally_api_s *a);
+} tally_api_t;
+
+/* Prepares a on loop for the Redis server at url; token_file (or NULL)
+ * holds the operator token on its first line. Returns 0, or a negative
+ * code with err naming the cause. */
+int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
+                   const char *token_file, char *err, size_t errlen);
+void tally_api_start(tally_api_t *a);
+
+/* For tally_ops_t's api_cb: 0 for a path not under /api/, 1 when the
+ * reply is filled, 2 when it will be (tally_http_answer). */
+int tally_api_route(void *a, tally_http_req_t *r);
+
+/* Answers every waiting request 503 and closes the connection; close_cb
+ * runs once it is closed. */
+void tally_api_close(tally_api_t *a, void (*close_cb)(tally_api_t *a));
+
+#endif
