@@ -464,3 +464,50 @@ char *td_dead_field(redisContext *c, const char *id, const char *field) {
   freeReplyObject(r);
   return out;
 }
+
+/* The port tallyd's log says it listens on (it was given port 0). */
+int td_http_port(td_daemon_t *d) {
+  for (int waited = 0; waited < 15000; waited += 50) {
+    FILE *f = fopen(d->log, "r");
+    char line[1024];
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+      const char *at = strstr(line, "http: listening on 127.0.0.1:");
+      if (at != NULL) {
+        fclose(f);
+        return atoi(at + strlen("http: listening on 127.0.0.1:"));
+      }
+    }
+    if (f != NULL)
+      fclose(f);
+    usleep(50000);
+  }
+  td_log_dump(d);
+  cr_assert_fail("tallyd never said where HTTP listens");
+  return -1;
+}
+
+td_http_t td_http(const char *dir, int port, const char *path,
+                  const char *extra) {
+  char out[512], cmd[1400];
+  snprintf(out, sizeof(out), "%s/http-body", dir);
+  snprintf(cmd, sizeof(cmd),
+           "curl -s -o '%s' -w '%%{http_code}' --max-time 5 %s "
+           "'http://127.0.0.1:%d%s'",
+           out, extra ? extra : "", port, path);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char code[16] = "";
+  if (fgets(code, sizeof(code), p) == NULL)
+    code[0] = '\0';
+  pclose(p);
+  td_http_t r = {.status = atoi(code)};
+  FILE *f = fopen(out, "r");
+  r.body = calloc(1, 1 << 20);
+  if (f != NULL) {
+    size_t n = fread(r.body, 1, (1 << 20) - 1, f);
+    r.body[n] = '\0';
+    fclose(f);
+  }
+  unlink(out);
+  return r;
+}

@@ -112,4 +112,19 @@ char *td_dead_field(redisContext *c, const char *id, const char *field);
 /* Sleeps ms milliseconds. */
 void td_sleep_ms(int ms);
 
+/* The port tallyd's log says its HTTP listener is on (it was given port
+ * 0), waiting up to 15 s (asserting). */
+int td_http_port(td_daemon_t *d);
+
+typedef struct td_http_s {
+  int status; /* 0: no answer */
+  char *body; /* free it */
+} td_http_t;
+
+/* GET http://127.0.0.1:port/path with curl (the real client an operator,
+ * a browser or Prometheus uses), extra on curl's command line (headers,
+ * -X); the body goes through a file in dir. */
+td_http_t td_http(const char *dir, int port, const char *path,
+                  const char *extra);
+
 #endif

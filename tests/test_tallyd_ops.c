@@ -53,57 +53,11 @@ static void sleep_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
-/* The port tallyd's log says it listens on (it was given port 0). */
-static int http_port(td_daemon_t *d) {
-  for (int waited = 0; waited < 15000; waited += 50) {
-    FILE *f = fopen(d->log, "r");
-    char line[1024];
-    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-      const char *at = strstr(line, "http: listening on 127.0.0.1:");
-      if (at != NULL) {
-        fclose(f);
-        return atoi(at + strlen("http: listening on 127.0.0.1:"));
-      }
-    }
-    if (f != NULL)
-      fclose(f);
-    sleep_ms(50);
-  }
-  td_log_dump(d);
-  cr_assert_fail("tallyd never said where HTTP listens");
-  return -1;
-}
-
-typedef struct {
-  int status; /* 0: no answer */
-  char *body;
-} http_t;
-
-/* A request with curl (the real client an operator or Prometheus uses);
- * extra goes on curl's command line. */
+/* The fixture's HTTP helpers, under this file's short names. */
+typedef td_http_t http_t;
+#define http_port td_http_port
 static http_t http(int port, const char *path, const char *extra) {
-  char out[512], cmd[1400];
-  snprintf(out, sizeof(out), "%s/http-body", server.dir);
-  snprintf(cmd, sizeof(cmd),
-           "curl -s -o '%s' -w '%%{http_code}' --max-time 5 %s "
-           "'http://127.0.0.1:%d%s'",
-           out, extra ? extra : "", port, path);
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  char code[16] = "";
-  if (fgets(code, sizeof(code), p) == NULL)
-    code[0] = '\0';
-  pclose(p);
-  http_t r = {.status = atoi(code)};
-  FILE *f = fopen(out, "r");
-  r.body = calloc(1, 1 << 20);
-  if (f != NULL) {
-    size_t n = fread(r.body, 1, (1 << 20) - 1, f);
-    r.body[n] = '\0';
-    fclose(f);
-  }
-  unlink(out);
-  return r;
+  return td_http(server.dir, port, path, extra);
 }
 
 /* The value of the sample whose line starts with series and a space. */

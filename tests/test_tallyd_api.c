@@ -1,0 +1,277 @@
+/* The results API (issue 18) through tallyd and curl against a real
+ * redis-server: contests from their configs and from Redis, rankings
+ * public and private, a participant's own endpoint, every access rule,
+ * and the job a contest does not list dead-lettered. No answer without a
+ * token may hold a private score or a private outcome ("SECRET-..."). */
+#include "cli_fixture.h"
+#include "redis_fixture.h"
+#include "support.h"
+#include "tallyd_fixture.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TOKEN "operator-token-for-tests-0123456789"
+
+static tr_redis_t server;
+static td_daemon_t daemon_;
+static redisContext *c;
+static char tasks[512];
+static int port;
+
+static void put(const char *name, const char *text) {
+  char path[700];
+  snprintf(path, sizeof(path), "%s/%s", tasks, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void setup(void) {
+  cr_assert_eq(tr_redis_start(&server, 0, false), 0);
+  c = td_connect(&server);
+  memset(&daemon_, 0, sizeof(daemon_));
+  snprintf(tasks, sizeof(tasks), "%s/tasks", server.dir);
+  char cmd[1400];
+  snprintf(cmd, sizeof(cmd), "cp -r '%s/examples/tasks' '%s'", TALLY_SOURCE_DIR,
+           tasks);
+  cr_assert_eq(system(cmd), 0);
+  put("c1.contest.json",
+      "{\"name\": \"c1\", \"title\": \"Contest One\", \"tasks\": [\"sum\", "
+      "\"aplusb\"], \"start\": \"2026-01-01T09:00:00Z\", \"end\": "
+      "\"2026-01-01T14:00:00Z\", \"score_precision\": 1}");
+  put("participants.json",
+      "{\"alice\": {\"name\": \"Alice Liddell\", \"team\": \"Red\"}}");
+  char token[700];
+  snprintf(token, sizeof(token), "%s/token", server.dir);
+  FILE *f = fopen(token, "w");
+  fputs(TOKEN "\n", f);
+  fclose(f);
+  const char *args[] = {"--tasks", tasks, "--http-token-file", token, NULL};
+  cr_assert_eq(td_start(&daemon_, &server, "api", args, NULL), 0);
+  port = td_http_port(&daemon_);
+}
+
+static void teardown(void) {
+  td_kill(&daemon_);
+  if (c != NULL)
+    redisFree(c);
+  tr_redis_stop(&server);
+}
+
+TestSuite(tallyd_api, .init = setup, .fini = teardown, .timeout = 90);
+
+static td_http_t get(const char *path, const char *token) {
+  char extra[300] = "";
+  if (token != NULL)
+    snprintf(extra, sizeof(extra), "-H 'Authorization: Bearer %s'", token);
+  return td_http(server.dir, port, path, extra);
+}
+
+/* The jobs: alice's sum gets 42 privately but 10.5 publicly, with a
+ * private outcome's text; bob's gets 10.5 both ways (a public tie);
+ * carol's aplusb; dave's product, which c1 does not list. */
+static void push_jobs(void) {
+  td_push(c,
+          "{\"submission\": \"s1\", \"task\": \"sum\", \"participant\": "
+          "\"alice\", \"contest\": \"c1\", \"timestamp\": 10, \"evaluations\": "
+          "{\"0\": 1, \"1\": 1, \"2\": 1, \"3\": {\"outcome\": 1, \"text\": "
+          "[\"SECRET-alice-outcome\"]}}}",
+          NULL);
+  td_push(c,
+          "{\"submission\": \"s2\", \"task\": \"sum\", \"participant\": "
+          "\"bob\", \"contest\": \"c1\", \"timestamp\": 11, \"evaluations\": "
+          "{\"0\": 0, \"1\": 1, \"2\": 0, \"3\": {\"outcome\": 0, \"text\": "
+          "[\"SECRET-bob-outcome\"]}}}",
+          NULL);
+  td_push(c,
+          "{\"submission\": \"s3\", \"task\": \"aplusb\", \"participant\": "
+          "\"carol\", \"contest\": \"c1\", \"timestamp\": 12, \"evaluations\": "
+          "{\"000\": 1, \"001\": 1, \"big_0\": 1, \"big_1\": 0}}",
+          NULL);
+  char dead[64];
+  td_push(c,
+          "{\"submission\": \"s4\", \"task\": \"product\", \"participant\": "
+          "\"dave\", \"contest\": \"c1\", \"evaluations\": {}}",
+          dead);
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, 4, 20000) == 4, "outcomes");
+  char *why = td_dead_field(c, dead, "error");
+  cr_expect(why != NULL && strstr(why, "task: \"product\" is not a task of "
+                                       "contest \"c1\" (its tasks: sum, "
+                                       "aplusb)") != NULL,
+            "%s", why ? why : "(no dead letter)");
+  free(why);
+}
+
+static bool has(const char *body, const char *text) {
+  return strstr(body, text) != NULL;
+}
+
+Test(tallyd_api, serves_contests_rankings_and_a_participants_scores) {
+  push_jobs();
+  td_http_t r = get("/api/contests", NULL);
+  cr_assert_eq(r.status, 200, "%s", r.body);
+  cr_expect(has(r.body, "{\"name\":\"c1\",\"title\":\"Contest One\","
+                        "\"configured\":true,\"tasks\":[\"sum\",\"aplusb\"],"
+                        "\"start\":\"2026-01-01T09:00:00Z\",\"end\":"
+                        "\"2026-01-01T14:00:00Z\",\"freeze\":null,\"frozen\":"
+                        "false,\"score_precision\":1,\"ranking\":\"total\"}"),
+            "%s", r.body);
+  free(r.body);
+  r = get("/api/contests/c1", NULL);
+  cr_expect_eq(r.status, 200);
+  cr_expect(has(r.body, "\"title\":\"Contest One\""), "%s", r.body);
+  free(r.body);
+  r = get("/api/contests/nope", NULL);
+  cr_expect_eq(r.status, 404);
+  cr_expect(has(r.body, "no contest \\\"nope\\\""), "%s", r.body);
+  free(r.body);
+
+  /* Public: alice and bob tie at 10.5 (rank 1, 1), names and teams. */
+  r = get("/api/contests/c1/ranking", NULL);
+  cr_assert_eq(r.status, 200, "%s", r.body);
+  cJSON *j = cJSON_Parse(r.body);
+  cr_assert_not_null(j, "%s", r.body);
+  cr_expect_str_eq(ts_str_at(j, "view"), "public");
+  cr_expect_str_eq(ts_str_at(j, "tasks[0]"), "sum");
+  int alice = -1, bob = -1;
+  for (int k = 0; k < ts_len_at(j, "rows"); k++) {
+    char path[64];
+    snprintf(path, sizeof(path), "rows[%d].participant", k);
+    if (strcmp(ts_str_at(j, path), "alice") == 0)
+      alice = k;
+    if (strcmp(ts_str_at(j, path), "bob") == 0)
+      bob = k;
+  }
+  cr_assert(alice >= 0 && bob >= 0, "%s", r.body);
+  char path[80];
+  snprintf(path, sizeof(path), "rows[%d].total", alice);
+  cr_expect_eq(ts_num_at(j, path), 10.5, "the public total, not 42");
+  snprintf(path, sizeof(path), "rows[%d].rank", alice);
+  double ra = ts_num_at(j, path);
+  snprintf(path, sizeof(path), "rows[%d].rank", bob);
+  cr_expect_eq(ra, ts_num_at(j, path), "a tie shares its rank");
+  snprintf(path, sizeof(path), "rows[%d].name", alice);
+  cr_expect_str_eq(ts_str_at(j, path), "Alice Liddell");
+  snprintf(path, sizeof(path), "rows[%d].team", alice);
+  cr_expect_str_eq(ts_str_at(j, path), "Red");
+  snprintf(path, sizeof(path), "rows[%d].tasks.sum.score", alice);
+  cr_expect_eq(ts_num_at(j, path), 10.5);
+  cJSON_Delete(j);
+  cr_expect_not(has(r.body, "42"), "a private score: %s", r.body);
+  free(r.body);
+
+  /* Private, with the operator's token. */
+  r = get("/api/contests/c1/ranking?view=private", TOKEN);
+  cr_assert_eq(r.status, 200, "%s", r.body);
+  cr_expect(has(r.body, "\"view\":\"private\""), "%s", r.body);
+  cr_expect(has(r.body, "\"participant\":\"alice\",\"name\":\"Alice "
+                        "Liddell\",\"team\":\"Red\",\"total\":42"),
+            "%s", r.body);
+  free(r.body);
+
+  /* A participant's own endpoint, with their token. */
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "api");
+  const char *args[] = {"token",         "--redis", server.url,
+                        "--participant", "alice",   NULL};
+  tc_run_t t = tc_run(args, NULL, NULL);
+  cr_assert_eq(t.status, 0, "%s", t.err);
+  t.out[strcspn(t.out, "\n")] = '\0';
+  cr_expect_eq(strlen(t.out), 64);
+  r = get("/api/contests/c1/participants/alice", t.out);
+  cr_assert_eq(r.status, 200, "%s", r.body);
+  cr_expect(has(r.body, "\"submission\":\"s1\",\"task\":\"sum\","
+                        "\"timestamp\":10,\"tokened\":false,"
+                        "\"public_score\":10.5}"),
+            "%s", r.body);
+  cr_expect_not(has(r.body, "42"), "untokened: no private score: %s", r.body);
+  free(r.body);
+  /* After a token, the private score of that submission shows. */
+  td_push(c,
+          "{\"type\": \"token\", \"submission\": \"s1\", \"participant\": "
+          "\"alice\"}",
+          NULL);
+  bool seen = false;
+  for (int i = 0; i < 100 && !seen; i++) {
+    r = get("/api/contests/c1/participants/alice", t.out);
+    seen = has(r.body, "\"tokened\":true,\"public_score\":10.5,\"score\":42");
+    free(r.body);
+    if (!seen)
+      usleep(100000);
+  }
+  cr_expect(seen, "the tokened submission's score");
+  /* The token of one participant opens no other's endpoint. */
+  r = get("/api/contests/c1/participants/bob", t.out);
+  cr_expect_eq(r.status, 401, "%s", r.body);
+  free(r.body);
+  tc_run_free(&t);
+  tc_teardown();
+}
+
+Test(tallyd_api, no_endpoint_gives_a_private_score_or_outcome_without_a_token) {
+  push_jobs();
+  static const struct {
+    const char *path;
+    int status;
+  } cases[] = {
+      {"/api/contests", 200},
+      {"/api/contests/c1", 200},
+      {"/api/contests/c1/ranking", 200},
+      {"/api/contests/c1/ranking?view=public", 200},
+      {"/api/contests/c1/ranking?view=private", 401},
+      {"/api/contests/c1/ranking?view=secret", 400},
+      {"/api/contests/c1/participants/alice", 401},
+      {"/api/contests/c1/participants/bob", 401},
+      {"/api/contests/c1/participants/", 404},
+      {"/api/contests/c1/nothing", 404},
+      {"/api", 404},
+      {"/api/other", 404},
+  };
+  const char *tokens[] = {NULL, "wrong-token-0123456789",
+                          "operator-token-for-tests-012345678"};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    for (size_t k = 0; k < 3; k++) {
+      td_http_t r = get(cases[i].path, tokens[k]);
+      cr_expect_eq(r.status, cases[i].status, "%s (token %s): %d %s",
+                   cases[i].path, tokens[k] ? tokens[k] : "none", r.status,
+                   r.body);
+      cr_expect_not(has(r.body, "SECRET"), "%s: %s", cases[i].path, r.body);
+      cr_expect_not(has(r.body, ":42"), "%s: a private score: %s",
+                    cases[i].path, r.body);
+      free(r.body);
+    }
+  }
+  /* With the operator's token, the private ones open, still without an
+   * outcome's text. */
+  td_http_t r = get("/api/contests/c1/participants/bob", TOKEN);
+  cr_expect_eq(r.status, 200, "%s", r.body);
+  cr_expect_not(has(r.body, "SECRET"), "%s", r.body);
+  free(r.body);
+}
+
+Test(tallyd_api, a_contest_without_a_config_keeps_todays_behaviour) {
+  td_push(c,
+          "{\"submission\": \"x1\", \"task\": \"product\", \"participant\": "
+          "\"eve\", \"contest\": \"open\", \"evaluations\": {\"s1_a\": 1, "
+          "\"s1_b\": "
+          "1, \"s2_a\": 1, \"s2_b\": 1}}",
+          NULL);
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, 1, 20000) == 1, "outcome");
+  cr_expect_eq(td_xlen(c, "tally:dead"), 0, "scored, not dead-lettered");
+  td_http_t r = get("/api/contests/open", NULL);
+  cr_expect_eq(r.status, 200, "%s", r.body);
+  cr_expect(has(r.body, "\"configured\":false,\"tasks\":null"), "%s", r.body);
+  free(r.body);
+  r = get("/api/contests/open/ranking", NULL);
+  cr_expect(has(r.body, "\"tasks\":[\"product\"]"), "%s", r.body);
+  cr_expect(has(r.body, "\"participant\":\"eve\",\"name\":\"eve\","
+                        "\"team\":null"),
+            "%s", r.body);
+  free(r.body);
+}
