@@ -16,6 +16,29 @@
 
 #define API_TIMEOUT_MS 5000
 
+#define SSE_BATCH 500
+#define SSE_BLOCK_MS "1000"
+#define SSE_KEEPALIVE_MS 15000
+#define SSE_BUFFER_MAX (4u << 20) /* a client this far behind is dropped */
+
+struct tally_sse_s {
+  tally_http_stream_t stream;
+  tally_api_t *a;
+  char contest[256];
+  char cursor[48]; /* the last entry it was given (or skipped) */
+  bool live;       /* caught up: the tail feeds it */
+  bool catching;   /* an XRANGE of its own in flight */
+  bool gone;       /* its connection closed (freed once nothing waits) */
+  bool ended;      /* no more: end the response */
+  tally_buf_t buf; /* bytes not yet pulled */
+  size_t sent;     /* of buf, already pulled */
+  tally_sse_t *prev, *next;
+};
+
+static void on_tail_up(tally_redis_t *rd);
+static void on_keepalive(uv_timer_t *t);
+static void sse_flush(tally_sse_t *e);
+
 enum { REQ_LIST, REQ_CONTEST, REQ_RANKING, REQ_PARTICIPANT };
 
 /* One row of a ranking, or one submission of a participant. */
@@ -140,19 +163,45 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   }
   a->rd.data = a;
   a->rd.on_up = on_up;
+  if (tally_redis_init(loop, &a->tail, url, err, errlen) != 0) {
+    /* rd parsed the same URL: only memory can fail here. */
+    free(a->token);
+    a->token = NULL;
+    return TALLY_ENOMEM;
+  }
+  a->tail.data = a;
+  a->tail.on_up = on_tail_up;
+  a->tail_id[0] = '\0';
+  a->sses = NULL;
+  a->nsses = 0;
+  uv_timer_init(loop, &a->keepalive);
+  a->keepalive.data = a;
+  a->handles = 3;
   return 0;
 }
 
 void tally_api_start(tally_api_t *a) {
   tally_redis_start(&a->rd);
+  tally_redis_start(&a->tail);
+  uv_timer_start(&a->keepalive, on_keepalive, SSE_KEEPALIVE_MS,
+                 SSE_KEEPALIVE_MS);
 }
 
-static void on_closed(tally_redis_t *rd) {
-  tally_api_t *a = rd->data;
+static void one_closed(tally_api_t *a) {
+  if (--a->handles > 0)
+    return;
   free(a->token);
   a->token = NULL;
   if (a->close_cb != NULL)
     a->close_cb(a);
+}
+
+static void on_closed(tally_redis_t *rd) {
+  one_closed(rd->data);
+}
+
+static void on_timer_closed(uv_handle_t *h) {
+  one_closed(h->data);
 }
 
 void tally_api_close(tally_api_t *a, void (*close_cb)(tally_api_t *a)) {
@@ -160,7 +209,14 @@ void tally_api_close(tally_api_t *a, void (*close_cb)(tally_api_t *a)) {
     return;
   a->closing = true;
   a->close_cb = close_cb;
-  /* Commands in flight fail: their requests are answered 503. */
+  /* The event streams end (the listener closes them); commands in flight
+   * fail, and their requests are answered 503. */
+  for (tally_sse_t *e = a->sses; e != NULL; e = e->next) {
+    e->ended = true;
+    sse_flush(e);
+  }
+  uv_close((uv_handle_t *)&a->keepalive, on_timer_closed);
+  tally_redis_close(&a->tail, on_closed);
   tally_redis_close(&a->rd, on_closed);
 }
 
@@ -612,6 +668,324 @@ static void build(areq_t *q) {
   tally_http_answer(r);
 }
 
+static int answer_now(tally_http_req_t *r, unsigned status, const char *msg);
+
+/* Event streams. */
+
+/* Parses a stream ID into (ms, seq); false when it is not one. */
+static bool parse_id(const char *id, unsigned long long *ms,
+                     unsigned long long *seq) {
+  char *end;
+  if (id[0] < '0' || id[0] > '9')
+    return false;
+  *ms = strtoull(id, &end, 10);
+  if (*end != '-' || end[1] < '0' || end[1] > '9')
+    return false;
+  *seq = strtoull(end + 1, &end, 10);
+  return *end == '\0';
+}
+
+/* a < b for stream IDs ("" is before everything). */
+static bool id_before(const char *a, const char *b) {
+  unsigned long long am, as, bm, bs;
+  if (!parse_id(b, &bm, &bs))
+    return false;
+  if (!parse_id(a, &am, &as))
+    return true;
+  return am < bm || (am == bm && as < bs);
+}
+
+static void sse_free(tally_sse_t *e) {
+  tally_buf_close(&e->buf);
+  free(e);
+}
+
+static void sse_unlink(tally_sse_t *e) {
+  tally_api_t *a = e->a;
+  if (e->prev != NULL)
+    e->prev->next = e->next;
+  else if (a->sses == e)
+    a->sses = e->next;
+  if (e->next != NULL)
+    e->next->prev = e->prev;
+  e->prev = e->next = NULL;
+  a->nsses--;
+}
+
+static size_t sse_pull(tally_http_stream_t *s, char *buf, size_t max,
+                       bool *end) {
+  tally_sse_t *e = s->data;
+  size_t left = e->buf.len - e->sent;
+  if (left == 0) {
+    tally_buf_reset(&e->buf);
+    e->sent = 0;
+    *end = e->ended;
+    return 0;
+  }
+  size_t n = left < max ? left : max;
+  memcpy(buf, e->buf.data + e->sent, n);
+  e->sent += n;
+  return n;
+}
+
+static void sse_closed(tally_http_stream_t *s) {
+  tally_sse_t *e = s->data;
+  e->gone = true;
+  sse_unlink(e);
+  if (!e->catching)
+    sse_free(e);
+}
+
+/* Appends one stream entry (its id, its event's JSON) to e if it belongs
+ * to e's contest: only what the public board shows. */
+static void sse_put(tally_sse_t *e, const char *id, const cJSON *ev) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(ev, "contest");
+  char num[32];
+  const char *name = NULL;
+  if (cJSON_IsString(c))
+    name = c->valuestring;
+  else if (cJSON_IsNumber(c)) {
+    snprintf(num, sizeof(num), "%.0f", c->valuedouble);
+    name = num;
+  }
+  if (name == NULL || strcmp(name, e->contest) != 0)
+    return;
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
+  const cJSON *who = cJSON_GetObjectItemCaseSensitive(ev, "participant");
+  if (!cJSON_IsString(type) || who == NULL)
+    return;
+  tally_buf_t *b = &e->buf;
+  tally_buf_puts(b, "id: ");
+  tally_buf_puts(b, id);
+  if (strcmp(type->valuestring, "rating") == 0) {
+    tally_buf_puts(b, "\nevent: rating\ndata: {\"participant\":");
+    tally_json_value(b, who);
+    static const char *const keys[] = {"rating", "matches", "wins", "draws",
+                                       "losses"};
+    for (size_t k = 0; k < 5; k++) {
+      tally_buf_puts(b, ",\"");
+      tally_buf_puts(b, keys[k]);
+      tally_buf_puts(b, "\":");
+      tally_json_value(b, cJSON_GetObjectItemCaseSensitive(ev, keys[k]));
+    }
+  } else {
+    /* score, token, rescore: the participant's new public task score.
+     * Never the view: a tokened one is the full view. */
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "task_score");
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(ts, "score");
+    const cJSON *pa = cJSON_GetObjectItemCaseSensitive(ts, "partial");
+    tally_buf_puts(b, "\nevent: score\ndata: {\"participant\":");
+    tally_json_value(b, who);
+    tally_buf_puts(b, ",\"task\":");
+    tally_json_value(b, cJSON_GetObjectItemCaseSensitive(ev, "task"));
+    tally_buf_puts(b, ",\"score\":");
+    tally_json_num(b, cJSON_IsNumber(sc) ? sc->valuedouble : 0);
+    tally_buf_puts(b, ",\"partial\":");
+    tally_buf_puts(b, cJSON_IsTrue(pa) ? "true" : "false");
+  }
+  tally_buf_puts(b, "}\n\n");
+}
+
+/* Feeds the entries of an XRANGE or XREAD reply (an array of [id,
+ * [field, value, ...]]) to the streams that want them: one stream (only)
+ * or every live one. Returns the last ID, or NULL. */
+static const char *feed(tally_api_t *a, const redisReply *entries,
+                        tally_sse_t *only) {
+  const char *last = NULL;
+  for (size_t i = 0; entries != NULL && i < entries->elements; i++) {
+    const redisReply *en = entries->element[i];
+    if (en->type != REDIS_REPLY_ARRAY || en->elements != 2 ||
+        en->element[0]->type != REDIS_REPLY_STRING)
+      continue;
+    const char *id = en->element[0]->str;
+    last = id;
+    const redisReply *f = en->element[1];
+    cJSON *ev = NULL;
+    for (size_t k = 0; f->type == REDIS_REPLY_ARRAY && k + 1 < f->elements;
+         k += 2)
+      if (ev == NULL && strcmp(f->element[k]->str, "event") == 0)
+        ev = cJSON_Parse(f->element[k + 1]->str);
+    for (tally_sse_t *e = only != NULL ? only : a->sses; e != NULL;
+         e = only != NULL ? NULL : e->next) {
+      if ((only == NULL && !e->live) || !id_before(e->cursor, id))
+        continue;
+      if (ev != NULL)
+        sse_put(e, id, ev);
+      snprintf(e->cursor, sizeof(e->cursor), "%s", id);
+    }
+    cJSON_Delete(ev);
+  }
+  return last;
+}
+
+/* Drops a stream that is too far behind, wakes one that has bytes. */
+static void sse_flush(tally_sse_t *e) {
+  if (e->buf.len - e->sent > SSE_BUFFER_MAX || e->buf.oom) {
+    tally_buf_reset(&e->buf);
+    e->sent = 0;
+    e->ended = true;
+    tally_log(e->a->log, TALLY_LOG_WARN, "api",
+              "an event stream of contest %s fell more than %u bytes "
+              "behind: ended (the browser reconnects with Last-Event-ID)",
+              e->contest, SSE_BUFFER_MAX);
+  }
+  if (e->buf.len > e->sent || e->ended)
+    tally_http_stream_wake(&e->stream);
+}
+
+static void catch_up(tally_sse_t *e);
+
+static void on_catch_up(tally_redis_t *rd, redisReply *reply, void *priv) {
+  tally_sse_t *e = priv;
+  tally_api_t *a = rd->data;
+  e->catching = false;
+  if (e->gone) {
+    sse_free(e);
+    return;
+  }
+  if (reply == NULL || reply->type != REDIS_REPLY_ARRAY) {
+    /* It cannot catch up: it ends, and the browser comes again. */
+    e->ended = true;
+    sse_flush(e);
+    return;
+  }
+  feed(a, reply, e);
+  sse_flush(e);
+  if (reply->elements >= SSE_BATCH || id_before(e->cursor, a->tail_id))
+    catch_up(e);
+  else
+    e->live = true;
+}
+
+/* The entries after e's cursor, up to SSE_BATCH, until it reaches the
+ * tail. */
+static void catch_up(tally_sse_t *e) {
+  tally_api_t *a = e->a;
+  char key[160], from[64];
+  snprintf(key, sizeof(key), "%s:public", a->prefix);
+  snprintf(from, sizeof(from), "(%s", e->cursor);
+  const char *argv[] = {"XRANGE", key, from, "+", "COUNT", "500"};
+  size_t lens[6];
+  for (int i = 0; i < 6; i++)
+    lens[i] = strlen(argv[i]);
+  if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_catch_up, e, 6, argv,
+                          lens) == 0)
+    e->catching = true;
+  else {
+    e->ended = true;
+    sse_flush(e);
+  }
+}
+
+static void tail_read(tally_api_t *a);
+
+static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
+  tally_api_t *a = rd->data;
+  (void)priv;
+  if (reply == NULL || a->closing)
+    return; /* the connection comes up again, and reads again */
+  if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1) {
+    const redisReply *s = reply->element[0];
+    const char *last = s->elements == 2 ? feed(a, s->element[1], NULL) : NULL;
+    if (last != NULL)
+      snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
+    for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
+      sse_flush(e);
+  }
+  tail_read(a);
+}
+
+static void tail_read(tally_api_t *a) {
+  char key[160];
+  snprintf(key, sizeof(key), "%s:public", a->prefix);
+  const char *argv[] = {"XREAD",      "COUNT",   "500", "BLOCK",
+                        SSE_BLOCK_MS, "STREAMS", key,   a->tail_id};
+  size_t lens[8];
+  for (int i = 0; i < 8; i++)
+    lens[i] = strlen(argv[i]);
+  tally_redis_command(&a->tail, API_TIMEOUT_MS + 1000, on_tail, NULL, 8, argv,
+                      lens);
+}
+
+static void on_tail_start(tally_redis_t *rd, redisReply *reply, void *priv) {
+  tally_api_t *a = rd->data;
+  (void)priv;
+  if (reply == NULL || a->closing)
+    return;
+  if (reply->type == REDIS_REPLY_ARRAY) {
+    const char *last = reply->elements > 0 &&
+                               reply->element[0]->type == REDIS_REPLY_ARRAY &&
+                               reply->element[0]->elements == 2
+                           ? reply->element[0]->element[0]->str
+                           : "0-0";
+    snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
+  }
+  if (a->tail_id[0] != '\0')
+    tail_read(a);
+}
+
+/* On every connect of the tail: where the stream ends now, the first
+ * time; then follow it. */
+static void on_tail_up(tally_redis_t *rd) {
+  tally_api_t *a = rd->data;
+  if (a->tail_id[0] != '\0') {
+    tail_read(a);
+    return;
+  }
+  char key[160];
+  snprintf(key, sizeof(key), "%s:public", a->prefix);
+  const char *argv[] = {"XREVRANGE", key, "+", "-", "COUNT", "1"};
+  size_t lens[6];
+  for (int i = 0; i < 6; i++)
+    lens[i] = strlen(argv[i]);
+  tally_redis_command(rd, API_TIMEOUT_MS, on_tail_start, NULL, 6, argv, lens);
+}
+
+static void on_keepalive(uv_timer_t *t) {
+  tally_api_t *a = t->data;
+  for (tally_sse_t *e = a->sses; e != NULL; e = e->next) {
+    tally_buf_puts(&e->buf, ": keep-alive\n\n");
+    sse_flush(e);
+  }
+}
+
+/* GET /api/contests/C/events: from Last-Event-ID if the browser gives
+ * one (what retention still holds), else from now. */
+static int start_events(tally_api_t *a, tally_http_req_t *r,
+                        const char *contest) {
+  if (a->tail_id[0] == '\0')
+    return answer_now(r, 503,
+                      "the event stream is not ready: Redis has "
+                      "not answered yet");
+  tally_sse_t *e = calloc(1, sizeof(*e));
+  if (e == NULL)
+    return answer_now(r, 503, "out of memory");
+  e->a = a;
+  snprintf(e->contest, sizeof(e->contest), "%s", contest);
+  tally_buf_init(&e->buf);
+  e->stream.pull = sse_pull;
+  e->stream.closed = sse_closed;
+  e->stream.data = e;
+  const char *from = tally_http_header(r, "Last-Event-ID");
+  unsigned long long ms, seq;
+  bool resume = from != NULL && parse_id(from, &ms, &seq);
+  snprintf(e->cursor, sizeof(e->cursor), "%s", resume ? from : a->tail_id);
+  e->next = a->sses;
+  if (a->sses != NULL)
+    a->sses->prev = e;
+  a->sses = e;
+  a->nsses++;
+  /* The browser waits a second before it reconnects. */
+  tally_buf_puts(&e->buf, "retry: 1000\n\n");
+  if (resume && id_before(e->cursor, a->tail_id))
+    catch_up(e);
+  else
+    e->live = true;
+  r->reply.type = "text/event-stream";
+  r->reply.stream = &e->stream;
+  return 1;
+}
+
 /* Routing. */
 
 static int answer_now(tally_http_req_t *r, unsigned status, const char *msg) {
@@ -809,6 +1183,11 @@ int tally_api_route(void *api, tally_http_req_t *r) {
       free(q);
       return answer_now(r, 400, "view: must be public or private");
     }
+  } else if (strcmp(p, "/events") == 0) {
+    char contest[256];
+    snprintf(contest, sizeof(contest), "%s", q->contest);
+    free(q);
+    return start_events(a, r, contest);
   } else if (strncmp(p, "/participants/", 14) == 0 &&
              (p += 14, segment(&p, q->participant, sizeof(q->participant))) &&
              *p == '\0') {

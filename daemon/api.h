@@ -5,6 +5,8 @@
  *   GET /api/contests/C                        one contest
  *   GET /api/contests/C/ranking[?view=private] its ranking
  *   GET /api/contests/C/participants/P         one participant's scores
+ *   GET /api/contests/C/events                 its board's changes, as
+ *                                              Server-Sent Events
  *
  * Public answers hold public scores only. The private ranking needs the
  * operator's bearer token (--http-token-file); a participant's own
@@ -24,6 +26,8 @@
 #include "redis/redis.h"
 #include "redis/tokens.h"
 
+typedef struct tally_sse_s tally_sse_t;
+
 typedef struct tally_api_s {
   const char *prefix; /* borrowed */
   const tally_contestset_t
@@ -33,6 +37,14 @@ typedef struct tally_api_s {
   /* Private. */
   uv_loop_t *loop;
   tally_redis_t rd;
+  /* The event streams: a connection that follows <p>:public, the last
+   * entry it read, the streams open, and their keep-alive. */
+  tally_redis_t tail;
+  char tail_id[48]; /* "" until known */
+  tally_sse_t *sses;
+  unsigned nsses;
+  uv_timer_t keepalive;
+  int handles;                       /* open: rd, tail, keepalive */
   char secret[TALLY_SECRET_HEX + 1]; /* "" until read */
   unsigned inflight;                 /* requests waiting on Redis */
   bool closing;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 int tally_http_parse_addr(const char *text, struct sockaddr_storage *sa,
@@ -89,8 +90,76 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
   return rc;
 }
 
+static void turn(tally_http_t *h);
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  tally_http_stream_t *s = cls;
+  (void)pos;
+  if (s->h->closing)
+    return MHD_CONTENT_READER_END_OF_STREAM;
+  bool end = false;
+  size_t n = s->pull(s, buf, max, &end);
+  if (n > 0)
+    return (ssize_t)n;
+  if (end)
+    return MHD_CONTENT_READER_END_OF_STREAM;
+  /* Nothing yet: the connection sleeps until the stream has more. */
+  s->sleeping = true;
+  MHD_suspend_connection(s->c);
+  return 0;
+}
+
+static void stream_free(void *cls) {
+  tally_http_stream_t *s = cls;
+  s->c = NULL;
+  if (s->prev != NULL)
+    s->prev->next = s->next;
+  else if (s->h->streams == s)
+    s->h->streams = s->next;
+  if (s->next != NULL)
+    s->next->prev = s->prev;
+  if (s->closed != NULL)
+    s->closed(s);
+}
+
+void tally_http_stream_wake(tally_http_stream_t *s) {
+  if (!s->sleeping || s->c == NULL)
+    return;
+  s->sleeping = false;
+  MHD_resume_connection(s->c);
+  turn(s->h);
+}
+
+static enum MHD_Result send_stream(tally_http_req_t *r) {
+  tally_http_stream_t *s = r->reply.stream;
+  s->h = r->h;
+  s->c = r->c;
+  s->sleeping = false;
+  s->prev = NULL;
+  s->next = r->h->streams;
+  if (s->next != NULL)
+    s->next->prev = s;
+  r->h->streams = s;
+  struct MHD_Response *resp = MHD_create_response_from_callback(
+      MHD_SIZE_UNKNOWN, 4096, stream_read, s, stream_free);
+  if (resp == NULL)
+    return MHD_NO;
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                          r->reply.type != NULL ? r->reply.type
+                                                : "text/event-stream");
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  /* A stream is idle between events by nature: no idle timeout (the
+   * user sends keep-alives, which find dead peers). */
+  MHD_set_connection_option(r->c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+  enum MHD_Result rc = MHD_queue_response(r->c, r->reply.status, resp);
+  MHD_destroy_response(resp);
+  return rc;
+}
+
 static enum MHD_Result send_reply(tally_http_req_t *r) {
   tally_http_reply_t *out = &r->reply;
+  if (out->stream != NULL && !out->body.oom && out->status == 200)
+    return send_stream(r);
   if (out->body.oom) {
     static const char msg[] = "out of memory\n";
     return reply(r->c, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -270,14 +339,29 @@ int tally_http_start(uv_loop_t *loop, tally_http_t *h, const char *addr,
   int fd = listen_on(addr, h->where, sizeof(h->where), err, errlen);
   if (fd < 0)
     return TALLY_EINVAL;
+  /* Raise the soft limit of open files to the hard one, and keep the
+   * connections well within it (Redis, workers and logs need some). */
+  struct rlimit rl;
+  unsigned limit = TALLY_HTTP_MAX_CONNECTIONS;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    if (rl.rlim_cur < rl.rlim_max) {
+      rlim_t want = rl.rlim_max;
+      rl.rlim_cur = want;
+      if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)limit + 256)
+      limit = rl.rlim_cur > 320 ? (unsigned)(rl.rlim_cur - 256) : 64;
+  }
+  h->max_connections = limit;
   h->mhd = MHD_start_daemon(
       MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL,
       NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_LISTEN_SOCKET,
-      (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT,
-      (unsigned)TALLY_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-      (unsigned)TALLY_HTTP_IDLE_SECONDS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      (size_t)TALLY_HTTP_CONNECTION_BYTES, MHD_OPTION_END);
+      (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, limit,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)TALLY_HTTP_IDLE_SECONDS,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)TALLY_HTTP_CONNECTION_BYTES,
+      MHD_OPTION_END);
   if (h->mhd == NULL) {
     close(fd);
     snprintf(err, errlen, "--http %s: libmicrohttpd cannot start", addr);
@@ -319,8 +403,17 @@ void tally_http_close(tally_http_t *h, void (*close_cb)(tally_http_t *h)) {
     r->answered = true;
     MHD_resume_connection(r->c);
   }
-  MHD_run(h->mhd);
+  /* The same for streams asleep; then a few runs let MHD end them (a
+   * stream read while closing ends its response). */
   h->closing = true;
+  for (tally_http_stream_t *s = h->streams; s != NULL; s = s->next) {
+    if (s->sleeping) {
+      s->sleeping = false;
+      MHD_resume_connection(s->c);
+    }
+  }
+  for (int i = 0; i < 10; i++)
+    MHD_run(h->mhd);
   h->close_cb = close_cb;
   /* The poll handle stops watching the epoll descriptor before MHD
    * closes it. */

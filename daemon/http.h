@@ -15,8 +15,10 @@
 #include "config/jsonw.h"
 #include "daemon/log.h"
 
-/* The listener's limits: what one slow or hostile client can hold. */
-#define TALLY_HTTP_MAX_CONNECTIONS 64
+/* The listener's limits: what one slow or hostile client can hold. At
+ * most this many connections (fewer when tallyd may open fewer files):
+ * the scoreboard's event streams hold theirs open. */
+#define TALLY_HTTP_MAX_CONNECTIONS 4096
 #define TALLY_HTTP_IDLE_SECONDS 10
 #define TALLY_HTTP_CONNECTION_BYTES 16384 /* a request's head must fit */
 /* The longest the listener goes without a run of MHD. */
@@ -24,6 +26,7 @@
 
 typedef struct tally_http_s tally_http_t;
 typedef struct tally_http_req_s tally_http_req_t;
+typedef struct tally_http_stream_s tally_http_stream_t;
 
 /* The answer a handler writes: status (default 200), Content-Type
  * (default text/plain; charset=utf-8), and the body. */
@@ -31,7 +34,28 @@ typedef struct tally_http_reply_s {
   unsigned status;
   const char *type;
   tally_buf_t body;
+  tally_http_stream_t *stream; /* when set, the body is this stream */
 } tally_http_reply_t;
+
+/* A response that never ends (Server-Sent Events): the user keeps it
+ * alive and says when it has more to send. */
+struct tally_http_stream_s {
+  /* Copies up to max bytes to buf and returns how many; 0 when it has
+   * nothing now (the connection then sleeps until tally_http_stream_wake);
+   * sets *end to finish the response. */
+  size_t (*pull)(tally_http_stream_t *s, char *buf, size_t max, bool *end);
+  /* The connection is gone: after this, s is the user's to free. */
+  void (*closed)(tally_http_stream_t *s);
+  void *data; /* the user's */
+  /* Private. */
+  tally_http_t *h;
+  struct MHD_Connection *c;
+  bool sleeping;
+  tally_http_stream_t *prev, *next; /* in h->streams */
+};
+
+/* Wakes a stream whose pull returned 0, to pull again. */
+void tally_http_stream_wake(tally_http_stream_t *s);
 
 /* One request being answered. */
 struct tally_http_req_s {
@@ -65,6 +89,7 @@ struct tally_http_s {
   tally_log_t *log;
   /* Read-only for users. */
   char where[80]; /* the address bound, with its port: "127.0.0.1:9464" */
+  unsigned max_connections; /* the limit in force */
   uint64_t requests;
   /* Private. */
   uv_loop_t *loop;
@@ -73,7 +98,8 @@ struct tally_http_s {
   uv_timer_t timer;
   int handles; /* open uv handles */
   bool closing;
-  tally_http_req_t *pending; /* requests waiting on their handler */
+  tally_http_req_t *pending;    /* requests waiting on their handler */
+  tally_http_stream_t *streams; /* responses that never end */
   void (*close_cb)(tally_http_t *h);
 };
 
