@@ -5,6 +5,7 @@
 #include "daemon/api.h"
 
 #include "config/error.h"
+#include "daemon/page.h"
 #include "redis/keys.h"
 
 #include <cjson/cJSON.h>
@@ -58,6 +59,7 @@ typedef struct areq_s {
   char contest[256];
   char participant[256];
   bool private_view; /* the operator's view */
+  bool html;         /* the page, not JSON */
   unsigned waiting;
   bool failed;
   char why[256];
@@ -644,6 +646,42 @@ static bool build_contest(areq_t *q, tally_buf_t *b) {
   return true;
 }
 
+/* The pages: the list of contests, or one contest's public board. */
+static void build_page(areq_t *q, tally_buf_t *b) {
+  const tally_contestset_t *cs = q->a->contests;
+  if (q->kind == REQ_LIST) {
+    if (q->nnames > 1)
+      qsort(q->names, q->nnames, sizeof(char *), cmp_names);
+    tally_page_index(b, cs, q->names, q->nnames);
+    return;
+  }
+  const tally_contest_t *c = config_of(q);
+  if (q->nrows > 1)
+    qsort(q->rows, q->nrows, sizeof(row_t), cmp_rows);
+  char **tasks = c != NULL ? c->tasks : q->names;
+  size_t ntasks = c != NULL ? c->ntasks : q->nnames;
+  if (c == NULL && ntasks > 1)
+    qsort(tasks, ntasks, sizeof(char *), cmp_names);
+  tally_board_row_t *rows = calloc(q->nrows + 1, sizeof(*rows));
+  if (rows == NULL) {
+    b->oom = true;
+    return;
+  }
+  for (size_t i = 0; i < q->nrows; i++)
+    rows[i] = (tally_board_row_t){q->rows[i].id, q->rows[i].value,
+                                  q->rows[i].fields, q->rows[i].nfields};
+  tally_board_t board = {.contest = q->contest,
+                         .config = c,
+                         .cs = cs,
+                         .tasks = tasks,
+                         .ntasks = ntasks,
+                         .elo = c != NULL && c->ranking == TALLY_RANKING_ELO,
+                         .rows = rows,
+                         .nrows = q->nrows};
+  tally_page_board(b, &board);
+  free(rows);
+}
+
 static void build(areq_t *q) {
   tally_http_req_t *r = q->r;
   tally_buf_t *b = &r->reply.body;
@@ -654,7 +692,10 @@ static void build(areq_t *q) {
     tally_buf_puts(b, "}\n");
   } else {
     r->reply.type = "application/json";
-    if (q->kind == REQ_LIST) {
+    if (q->html) {
+      r->reply.type = "text/html; charset=utf-8";
+      build_page(q, b);
+    } else if (q->kind == REQ_LIST) {
       build_list(q, b);
     } else if (q->kind == REQ_CONTEST) {
       if (!build_contest(q, b))
@@ -1140,9 +1181,38 @@ static void names_to_rows(areq_t *q) {
   q->nnames = 0;
 }
 
+/* GET / and GET /contests/C. */
+static int route_page(tally_api_t *a, tally_http_req_t *r) {
+  if (a->closing)
+    return answer_now(r, 503, "tallyd is stopping");
+  areq_t *q = calloc(1, sizeof(*q));
+  if (q == NULL)
+    return answer_now(r, 503, "out of memory");
+  q->html = true;
+  const char *p = r->path;
+  if (strcmp(p, "/") == 0) {
+    q->kind = REQ_LIST;
+    return start(a, r, q);
+  }
+  p += strlen("/contests/");
+  if (!segment(&p, q->contest, sizeof(q->contest)) || *p != '\0') {
+    free(q);
+    r->reply.status = 404;
+    r->reply.type = "text/html; charset=utf-8";
+    tally_buf_puts(&r->reply.body,
+                   "<!doctype html><title>Not found</title><p>Not found. "
+                   "<a href=\"/\">Contests</a></p>\n");
+    return 1;
+  }
+  q->kind = REQ_RANKING;
+  return start(a, r, q);
+}
+
 int tally_api_route(void *api, tally_http_req_t *r) {
   tally_api_t *a = api;
   const char *p = r->path;
+  if (strcmp(p, "/") == 0 || strncmp(p, "/contests/", 10) == 0)
+    return route_page(a, r);
   if (strncmp(p, "/api/", 5) != 0 && strcmp(p, "/api") != 0)
     return 0;
   if (a->closing)

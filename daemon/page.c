@@ -1,0 +1,273 @@
+#include "daemon/page.h"
+
+#include "daemon/web.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Text for HTML, escaped. */
+static void text(tally_buf_t *b, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+    case '&':
+      tally_buf_puts(b, "&amp;");
+      break;
+    case '<':
+      tally_buf_puts(b, "&lt;");
+      break;
+    case '>':
+      tally_buf_puts(b, "&gt;");
+      break;
+    case '"':
+      tally_buf_puts(b, "&quot;");
+      break;
+    case '\'':
+      tally_buf_puts(b, "&#39;");
+      break;
+    default:
+      tally_buf_putc(b, *s);
+    }
+  }
+}
+
+/* A path segment, percent-encoded. */
+static void segment(tally_buf_t *b, const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
+        c == '~') {
+      tally_buf_putc(b, (char)c);
+    } else {
+      char hex[4];
+      snprintf(hex, sizeof(hex), "%%%02X", c);
+      tally_buf_puts(b, hex);
+    }
+  }
+}
+
+static void head(tally_buf_t *b, const char *title) {
+  tally_buf_puts(b, "<!doctype html>\n<html lang=\"en\"><head><meta "
+                    "charset=\"utf-8\"><meta name=\"viewport\" "
+                    "content=\"width=device-width, initial-scale=1\"><title>");
+  text(b, title);
+  tally_buf_puts(b, "</title><style>");
+  tally_buf_puts(b, tally_web_board_css);
+  tally_buf_puts(b, "</style></head><body>\n");
+}
+
+void tally_page_index(tally_buf_t *b, const tally_contestset_t *cs,
+                      char *const *names, size_t n) {
+  head(b, "Contests");
+  tally_buf_puts(b, "<h1>Contests</h1>\n<ul>\n");
+  size_t shown = 0;
+  for (size_t i = 0; cs != NULL && i < cs->count; i++, shown++) {
+    tally_buf_puts(b, "<li><a href=\"/contests/");
+    segment(b, cs->contests[i].name);
+    tally_buf_puts(b, "\">");
+    text(b, cs->contests[i].title);
+    tally_buf_puts(b, "</a></li>\n");
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (cs != NULL && tally_contestset_find(cs, names[i]) != NULL)
+      continue;
+    tally_buf_puts(b, "<li><a href=\"/contests/");
+    segment(b, names[i]);
+    tally_buf_puts(b, "\">");
+    text(b, names[i]);
+    tally_buf_puts(b, "</a></li>\n");
+    shown++;
+  }
+  tally_buf_puts(b, "</ul>\n");
+  if (shown == 0)
+    tally_buf_puts(b, "<p class=\"note\">No contest yet.</p>\n");
+  tally_buf_puts(b, "</body></html>\n");
+}
+
+/* A number as the board shows it: at most precision digits after the
+ * point, without trailing zeros. */
+static void number(tally_buf_t *b, double v, int precision) {
+  char s[64];
+  snprintf(s, sizeof(s), "%.*f", precision, v);
+  if (strchr(s, '.') != NULL) {
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == '0')
+      s[--n] = '\0';
+    if (n > 0 && s[n - 1] == '.')
+      s[--n] = '\0';
+  }
+  if (strcmp(s, "-0") == 0)
+    strcpy(s, "0");
+  tally_buf_puts(b, s);
+}
+
+static void person(tally_buf_t *b, const tally_board_t *board, const char *id) {
+  const tally_participant_t *p =
+      board->cs != NULL ? tally_contestset_participant(board->cs, id) : NULL;
+  tally_buf_puts(b, "<td>");
+  text(b, p != NULL && p->name != NULL ? p->name : id);
+  tally_buf_puts(b, "</td><td>");
+  if (p != NULL && p->team != NULL)
+    text(b, p->team);
+  tally_buf_puts(b, "</td>");
+}
+
+/* The task score of a row on task, from its (task, JSON) pairs. */
+static bool task_score(const tally_board_row_t *w, const char *task,
+                       double *score, bool *partial) {
+  for (size_t k = 0; k + 1 < w->nfields; k += 2) {
+    if (strcmp(w->fields[k], task) != 0)
+      continue;
+    cJSON *j = cJSON_Parse(w->fields[k + 1]);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "public_score");
+    *score = cJSON_IsNumber(s) ? s->valuedouble : 0;
+    *partial = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "partial"));
+    cJSON_Delete(j);
+    return true;
+  }
+  return false;
+}
+
+void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
+  const tally_contest_t *c = board->config;
+  const char *title = c != NULL ? c->title : board->contest;
+  int precision = c != NULL ? c->score_precision : 2;
+  head(b, title);
+  tally_buf_puts(b, "<h1>");
+  text(b, title);
+  tally_buf_puts(b, "</h1>\n<p class=\"note\"><a href=\"/\">Contests</a> · "
+                    "<span id=\"live\">static</span></p>\n");
+  /* What the script needs, in data attributes (JSON, escaped). */
+  tally_buf_puts(b, "<table id=\"board\" data-contest=\"");
+  text(b, board->contest);
+  tally_buf_puts(b, "\" data-ranking=\"");
+  tally_buf_puts(b, board->elo ? "elo" : "total");
+  tally_buf_puts(b, "\" data-precision=\"");
+  number(b, precision, 0);
+  tally_buf_t json;
+  tally_buf_init(&json);
+  tally_buf_putc(&json, '[');
+  for (size_t i = 0; i < board->ntasks; i++) {
+    if (i > 0)
+      tally_buf_putc(&json, ',');
+    tally_json_str(&json, board->tasks[i]);
+  }
+  tally_buf_puts(&json, "]");
+  tally_buf_puts(b, "\" data-tasks=\"");
+  text(b, tally_buf_text(&json));
+  tally_buf_reset(&json);
+  tally_buf_putc(&json, '{');
+  for (size_t i = 0; i < board->ntasks; i++) {
+    const tally_task_max_t *m =
+        board->cs != NULL ? tally_contestset_max(board->cs, board->tasks[i])
+                          : NULL;
+    if (i > 0)
+      tally_buf_putc(&json, ',');
+    tally_json_str(&json, board->tasks[i]);
+    tally_buf_putc(&json, ':');
+    tally_json_num(&json, m != NULL ? m->max_public_score : 0);
+  }
+  tally_buf_putc(&json, '}');
+  tally_buf_puts(b, "\" data-max=\"");
+  text(b, tally_buf_text(&json));
+  /* The names and teams a row that appears later needs. */
+  tally_buf_reset(&json);
+  tally_buf_putc(&json, '{');
+  for (size_t i = 0; board->cs != NULL && i < board->cs->nparticipants; i++) {
+    const tally_participant_t *p = &board->cs->participants[i];
+    if (i > 0)
+      tally_buf_putc(&json, ',');
+    tally_json_str(&json, p->id);
+    tally_buf_puts(&json, ":[");
+    tally_json_str(&json, p->name != NULL ? p->name : p->id);
+    tally_buf_putc(&json, ',');
+    tally_json_str(&json, p->team != NULL ? p->team : "");
+    tally_buf_putc(&json, ']');
+  }
+  tally_buf_putc(&json, '}');
+  tally_buf_puts(b, "\" data-people=\"");
+  text(b, tally_buf_text(&json));
+  tally_buf_close(&json);
+  tally_buf_puts(b, "\">\n<thead><tr><th>#</th><th>Participant</th>"
+                    "<th>Team</th>");
+  if (board->elo) {
+    tally_buf_puts(b, "<th>Rating</th><th>Matches</th><th>W/D/L</th>");
+  } else {
+    tally_buf_puts(b, "<th>Total</th>");
+    for (size_t i = 0; i < board->ntasks; i++) {
+      tally_buf_puts(b, "<th>");
+      text(b, board->tasks[i]);
+      tally_buf_puts(b, "</th>");
+    }
+  }
+  tally_buf_puts(b, "</tr></thead>\n<tbody>\n");
+  long rank = 0;
+  for (size_t i = 0; i < board->nrows; i++) {
+    const tally_board_row_t *w = &board->rows[i];
+    if (i == 0 || w->value != board->rows[i - 1].value)
+      rank = (long)i + 1;
+    tally_buf_puts(b, "<tr data-p=\"");
+    text(b, w->id);
+    tally_buf_puts(b, board->elo ? "\" data-rating=\"" : "\" data-total=\"");
+    tally_json_num(b, w->value);
+    tally_buf_puts(b, "\"><td class=\"rank\">");
+    number(b, (double)rank, 0);
+    tally_buf_puts(b, "</td>");
+    person(b, board, w->id);
+    if (board->elo) {
+      tally_buf_puts(b, "<td>");
+      number(b, w->value, precision);
+      tally_buf_puts(b, "</td><td>");
+      tally_buf_puts(b, w->nfields > 0 ? w->fields[0] : "0");
+      tally_buf_puts(b, "</td><td>");
+      for (size_t k = 1; k < 4; k++) {
+        if (k > 1)
+          tally_buf_putc(b, '/');
+        tally_buf_puts(b, k < w->nfields ? w->fields[k] : "0");
+      }
+      tally_buf_puts(b, "</td></tr>\n");
+      continue;
+    }
+    tally_buf_puts(b, "<td class=\"total\">");
+    number(b, w->value, precision);
+    tally_buf_puts(b, "</td>");
+    for (size_t t = 0; t < board->ntasks; t++) {
+      double s;
+      bool partial;
+      tally_buf_puts(b, "<td data-t=\"");
+      text(b, board->tasks[t]);
+      if (!task_score(w, board->tasks[t], &s, &partial)) {
+        tally_buf_puts(b, "\">-</td>");
+        continue;
+      }
+      const tally_task_max_t *m =
+          board->cs != NULL ? tally_contestset_max(board->cs, board->tasks[t])
+                            : NULL;
+      double f =
+          m != NULL && m->max_public_score > 0 ? s / m->max_public_score : 0;
+      f = f < 0 ? 0 : f > 1 ? 1 : f;
+      char style[64];
+      snprintf(style, sizeof(style), "hsl(%d,65%%,82%%)", (int)lround(f * 120));
+      tally_buf_puts(b, "\" data-s=\"");
+      tally_json_num(b, s);
+      tally_buf_puts(b, partial ? "\" class=\"partial" : "");
+      tally_buf_puts(b, "\" style=\"background:");
+      tally_buf_puts(b, style);
+      tally_buf_puts(b, "\">");
+      number(b, s, precision);
+      if (partial)
+        tally_buf_putc(b, '*');
+      tally_buf_puts(b, "</td>");
+    }
+    tally_buf_puts(b, "</tr>\n");
+  }
+  tally_buf_puts(b, "</tbody></table>\n");
+  if (!board->elo)
+    tally_buf_puts(b, "<p class=\"note\">* partial: a submission of that "
+                      "task could not be scored and counts 0.</p>\n");
+  tally_buf_puts(b, "<script>");
+  tally_buf_puts(b, tally_web_board_js);
+  tally_buf_puts(b, "</script>\n</body></html>\n");
+}

@@ -1,0 +1,40 @@
+/* The scoreboard's HTML (docs/scoreboard.md#the-page): the list of
+ * contests and one contest's board, complete as a static table, with an
+ * inline script that keeps it live from the contest's events. One page,
+ * nothing fetched from elsewhere. */
+#ifndef TALLY_PAGE_H
+#define TALLY_PAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config/jsonw.h"
+#include "engine/contests.h"
+
+typedef struct tally_board_row_s {
+  const char *id;
+  double value; /* the total, or the Elo rating */
+  /* (task, task score JSON) pairs; or matches, wins, draws, losses. */
+  char *const *fields;
+  size_t nfields;
+} tally_board_row_t;
+
+typedef struct tally_board_s {
+  const char *contest;
+  const tally_contest_t *config; /* or NULL */
+  const tally_contestset_t *cs;  /* names, teams, task maxima */
+  char *const *tasks;            /* the columns */
+  size_t ntasks;
+  bool elo;
+  const tally_board_row_t *rows; /* in rank order */
+  size_t nrows;
+} tally_board_t;
+
+/* GET /: every contest, linked to its board. */
+void tally_page_index(tally_buf_t *b, const tally_contestset_t *cs,
+                      char *const *names, size_t n);
+
+/* GET /contests/C: the public board. */
+void tally_page_board(tally_buf_t *b, const tally_board_t *board);
+
+#endif

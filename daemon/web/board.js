@@ -1,0 +1,115 @@
+// The scoreboard's live updates (served inline by tallyd, nothing fetched
+// from elsewhere). The table is complete without this script; with it,
+// the page follows the contest's Server-Sent Events and moves rows.
+(function () {
+  'use strict';
+  var table = document.getElementById('board');
+  if (!table || !window.EventSource) return;
+  var d = table.dataset;
+  var contest = d.contest, precision = +d.precision, elo = d.ranking === 'elo';
+  var max = JSON.parse(d.max), tasks = JSON.parse(d.tasks);
+  var people = JSON.parse(d.people || '{}');
+  var order = tasks.slice().sort(function (a, b) { return a < b ? -1 : a > b ? 1 : 0; });
+  var body = table.tBodies[0];
+  var rows = Array.prototype.slice.call(body.rows);
+  var status = document.getElementById('live');
+  var queue = [], scheduled = false;
+
+  function fmt(x) { return String(+(+x).toFixed(precision)); }
+  function value(r) { return +(elo ? r.dataset.rating : r.dataset.total); }
+  function before(a, b) {
+    var va = value(a), vb = value(b);
+    if (va !== vb) return va > vb;
+    return a.dataset.p < b.dataset.p;
+  }
+  function colour(td, s, task) {
+    var m = max[task];
+    var f = m > 0 ? Math.max(0, Math.min(1, s / m)) : 0;
+    td.style.background = 'hsl(' + Math.round(f * 120) + ',65%,82%)';
+  }
+  function find(p) {
+    for (var i = 0; i < rows.length; i++) if (rows[i].dataset.p === p) return rows[i];
+    return null;
+  }
+  function create(p) {
+    var r = document.createElement('tr');
+    r.dataset.p = p;
+    r.dataset.total = '0';
+    r.dataset.rating = '0';
+    var who = people[p] || [p, ''];
+    var cells = elo ? ['', who[0], who[1], '0', '0', '0/0/0']
+                    : ['', who[0], who[1], '0'];
+    cells.forEach(function (t) { var td = r.insertCell(); td.textContent = t; });
+    if (!elo) r.cells[3].className = 'total';
+    if (!elo) tasks.forEach(function (t) {
+      var td = r.insertCell(); td.dataset.t = t; td.textContent = '-';
+    });
+    r.cells[0].className = 'rank';
+    rows.push(r);
+    body.appendChild(r);
+    return r;
+  }
+  function place(r) {
+    var at = rows.indexOf(r);
+    if (at >= 0) rows.splice(at, 1);
+    var lo = 0, hi = rows.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (before(rows[mid], r)) lo = mid + 1; else hi = mid;
+    }
+    rows.splice(lo, 0, r);
+    body.insertBefore(r, rows[lo + 1] || null);
+  }
+  function rerank() {
+    var rank = 0;
+    for (var i = 0; i < rows.length; i++) {
+      if (i === 0 || value(rows[i]) !== value(rows[i - 1])) rank = i + 1;
+      var c = rows[i].cells[0];
+      if (c.textContent !== String(rank)) c.textContent = rank;
+    }
+  }
+  function apply(ev) {
+    var r = find(ev.participant) || create(ev.participant);
+    if (ev.kind === 'rating') {
+      r.dataset.rating = ev.rating === null ? 0 : ev.rating;
+      r.cells[3].textContent = ev.rating === null ? '-' : fmt(ev.rating);
+      r.cells[4].textContent = ev.matches;
+      r.cells[5].textContent = ev.wins + '/' + ev.draws + '/' + ev.losses;
+    } else {
+      var td = null;
+      for (var i = 4; i < r.cells.length; i++)
+        if (r.cells[i].dataset.t === ev.task) td = r.cells[i];
+      if (!td) return;
+      td.dataset.s = ev.score;
+      td.textContent = fmt(ev.score) + (ev.partial ? '*' : '');
+      td.classList.toggle('partial', ev.partial);
+      colour(td, ev.score, ev.task);
+      // The total adds the task scores in task name order, as tally does.
+      var total = 0;
+      order.forEach(function (t) {
+        for (var k = 4; k < r.cells.length; k++)
+          if (r.cells[k].dataset.t === t && r.cells[k].dataset.s !== undefined)
+            total += +r.cells[k].dataset.s;
+      });
+      r.dataset.total = total;
+      r.cells[3].textContent = fmt(total);
+    }
+    place(r);
+  }
+  function flush() {
+    scheduled = false;
+    queue.splice(0).forEach(apply);
+    rerank();
+  }
+  function push(kind, e) {
+    var ev = JSON.parse(e.data);
+    ev.kind = kind;
+    queue.push(ev);
+    if (!scheduled) { scheduled = true; requestAnimationFrame(flush); }
+  }
+  var src = new EventSource('/api/contests/' + encodeURIComponent(contest) + '/events');
+  src.addEventListener('score', function (e) { push('score', e); });
+  src.addEventListener('rating', function (e) { push('rating', e); });
+  src.onopen = function () { status.textContent = 'live'; status.className = 'on'; };
+  src.onerror = function () { status.textContent = 'reconnecting'; status.className = 'off'; };
+})();

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""The scoreboard in a real browser: Debian's chromium, headless, driven
+through the DevTools protocol over --remote-debugging-pipe (no library
+needed). tallyd runs on a redis-server of the test's own; the test opens
+a contest's board, pushes jobs and sees rows change and move without a
+reload, restarts tallyd and sees the board go on, and checks that the
+page fetches nothing from elsewhere and is a full table without
+JavaScript. With --screenshot it saves the board as a PNG.
+
+usage: board_browser.py --build DIR --source DIR [--screenshot PNG]
+"""
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def fail(msg):
+    print("FAIL:", msg, file=sys.stderr)
+    sys.exit(1)
+
+
+class Browser:
+    """chromium with the DevTools protocol on fds 3 (in) and 4 (out)."""
+
+    def __init__(self, exe):
+        # The child's fds 3 and 4 are the pipes' ends (dup2 in preexec_fn;
+        # listing 3 and 4 in pass_fds keeps them open past it).
+        to_r, to_w = os.pipe()
+        from_r, from_w = os.pipe()
+        self.proc = subprocess.Popen(
+            [exe, "--headless=new", "--no-sandbox", "--disable-gpu",
+             "--remote-debugging-pipe", "--no-first-run",
+             "--window-size=1000,700", "about:blank"],
+            pass_fds=(3, 4, to_r, from_w), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=lambda: (os.dup2(to_r, 3), os.dup2(from_w, 4)))
+        os.close(to_r)
+        os.close(from_w)
+        self.out = os.fdopen(to_w, "wb", buffering=0)
+        self.inp = os.fdopen(from_r, "rb", buffering=0)
+        self.buf = b""
+        self.next_id = 0
+        self.session = None
+
+    def send(self, method, params=None, session=True):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session and self.session:
+            msg["sessionId"] = self.session
+        self.out.write(json.dumps(msg).encode() + b"\0")
+        while True:
+            while b"\0" not in self.buf:
+                chunk = self.inp.read(65536)
+                if not chunk:
+                    fail("chromium closed the DevTools pipe")
+                self.buf += chunk
+            raw, self.buf = self.buf.split(b"\0", 1)
+            reply = json.loads(raw)
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    fail(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+
+    def open(self, url):
+        target = self.send("Target.createTarget", {"url": url}, False)
+        self.session = self.send("Target.attachToTarget",
+                                 {"targetId": target["targetId"],
+                                  "flatten": True}, False)["sessionId"]
+
+    def eval(self, expr):
+        r = self.send("Runtime.evaluate",
+                      {"expression": expr, "returnByValue": True})
+        return r.get("result", {}).get("value")
+
+    def wait(self, expr, timeout=15):
+        """Polls expr until it is true; returns the seconds it took."""
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            if self.eval(expr):
+                return time.time() - t0
+            time.sleep(0.05)
+        return None
+
+    def screenshot(self, path):
+        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+
+    def close(self):
+        try:
+            self.send("Browser.close", None, False)
+        except SystemExit:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+ROWS = ("JSON.stringify(Array.from(document.querySelectorAll("
+        "'#board tbody tr')).map(r => [r.cells[0].textContent, r.dataset.p, "
+        "r.cells[3].textContent]))")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--screenshot")
+    a = ap.parse_args()
+    build, source = os.path.abspath(a.build), os.path.abspath(a.source)
+    exe = shutil.which("chromium")
+    if exe is None:
+        fail("chromium is not installed (scripts/test installs it)")
+    tmp = tempfile.mkdtemp(prefix="tally-board-")
+    procs = []
+    browser = None
+    try:
+        sock = os.path.join(tmp, "redis.sock")
+        procs.append(subprocess.Popen(
+            ["redis-server", "--port", "0", "--unixsocket", sock, "--save",
+             "", "--dir", tmp], stdout=subprocess.DEVNULL))
+        for _ in range(100):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        url = f"unix://{sock}"
+        tasks = os.path.join(tmp, "tasks")
+        shutil.copytree(os.path.join(source, "examples", "tasks"), tasks)
+        with open(os.path.join(tasks, "c1.contest.json"), "w") as f:
+            json.dump({"name": "c1", "title": "Example Cup",
+                       "tasks": ["sum", "product"], "score_precision": 1}, f)
+        with open(os.path.join(tasks, "participants.json"), "w") as f:
+            json.dump({"alice": {"name": "Alice", "team": "Red"},
+                       "bob": {"name": "Bob", "team": "Blue"},
+                       "carol": {"name": "Carol", "team": "Red"}}, f)
+        log = os.path.join(tmp, "tallyd.log")
+
+        def start_tallyd(port="0"):
+            p = subprocess.Popen(
+                [os.path.join(build, "tallyd"), "--tasks", tasks, "--redis",
+                 url, "--workers", "1", "--http", f"127.0.0.1:{port}"],
+                stdout=open(log, "a"), stderr=subprocess.STDOUT)
+            procs.append(p)
+            for _ in range(300):
+                with open(log) as f:
+                    found = re.findall(r"http: listening on 127\.0\.0\.1:(\d+)",
+                                       f.read())
+                if len(found) > len(started):
+                    started.append(found[-1])
+                    return p, int(found[-1])
+                time.sleep(0.05)
+            fail("tallyd did not listen")
+
+        started = []
+        tallyd, port = start_tallyd()
+
+        def push(sub, who, task, evals):
+            job = json.dumps({"submission": sub, "participant": who,
+                              "task": task, "contest": "c1",
+                              "evaluations": evals})
+            subprocess.run([os.path.join(build, "tally"), "submit", "--redis",
+                            url], input=job + "\n", text=True, check=True,
+                           capture_output=True)
+
+        def results():
+            r = subprocess.run(["redis-cli", "-s", sock, "XLEN",
+                                "tally:results"], capture_output=True,
+                               text=True)
+            return int(r.stdout.strip() or 0)
+
+        push("s1", "alice", "sum", {"0": 1, "1": 1, "2": 1, "3": 1})
+        push("s2", "bob", "sum", {"0": 0, "1": 0, "2": 0, "3": 0})
+        deadline = time.time() + 20
+        while results() < 2:
+            if time.time() > deadline:
+                fail("the first jobs were not scored")
+            time.sleep(0.1)
+
+        base = f"http://127.0.0.1:{port}"
+        page = urllib.request.urlopen(base + "/contests/c1").read().decode()
+        external = re.findall(r'(?:src|href)="[a-z]+://', page)
+        if external:
+            fail(f"the page fetches from elsewhere: {external}")
+        if page.count("<tr data-p=") != 2 or "Alice" not in page:
+            fail("without JavaScript the page is not the full table")
+
+        browser = Browser(exe)
+        browser.open(base + "/contests/c1")
+        if browser.wait("document.getElementById('live') && "
+                        "document.getElementById('live').textContent == "
+                        "'live'") is None:
+            fail("the page never connected to its events")
+        first = json.loads(browser.eval(ROWS))
+        if [r[1] for r in first] != ["alice", "bob"]:
+            fail(f"the first board: {first}")
+
+        # A new participant takes the lead: the row appears and moves up.
+        push("s3", "carol", "product", {"s1_a": 1, "s1_b": 1, "s2_a": 1,
+                                        "s2_b": 1})
+        took = browser.wait(ROWS + ".includes('\"carol\"')")
+        if took is None:
+            fail(f"carol's row never came: {browser.eval(ROWS)}")
+        rows = json.loads(browser.eval(ROWS))
+        print(f"a post reached the page in {took:.2f} s (polled every "
+              f"0.05 s)")
+        if rows[0][1] != "carol" or rows[0][0] != "1":
+            fail(f"carol should lead: {rows}")
+        if browser.eval("location.href") != base + "/contests/c1":
+            fail("the page was reloaded")
+        if a.screenshot:
+            browser.screenshot(a.screenshot)
+
+        # tallyd restarts on the same port: the page follows on.
+        tallyd.terminate()
+        tallyd.wait(timeout=30)
+        tallyd, _ = start_tallyd(str(port))
+        push("s4", "bob", "product", {"s1_a": 1, "s1_b": 1, "s2_a": 1,
+                                      "s2_b": 0})
+        if browser.wait(ROWS + ".includes('\"bob\",\"30')", 30) is None:
+            fail(f"after a restart the page did not move: "
+                 f"{browser.eval(ROWS)}")
+        rows = json.loads(browser.eval(ROWS))
+        print(f"ok: the board followed 2 posts live, across a restart: "
+              f"{rows}")
+    finally:
+        if browser is not None:
+            browser.close()
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
