@@ -32,6 +32,7 @@ int cmd_rescore(int argc, char **argv);
 int cmd_ranking(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
 int cmd_token(int argc, char **argv);
+int cmd_contest(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 /* Prints the usage of every command to f. */

@@ -830,3 +830,55 @@ bad_usage:
   cli_usage(stderr);
   return EXIT_CONFIG;
 }
+
+/* tally contest unfreeze|freeze C: lifts a contest's freeze (the public
+ * board shows everything again), or puts it back. */
+int cmd_contest(int argc, char **argv) {
+  remote_t r;
+  const char *what = NULL, *contest = NULL;
+  remote_init(&r);
+  for (int i = 0; i < argc; i++) {
+    int took = remote_flag(&r, argc, argv, &i);
+    if (took < 0)
+      goto bad_usage;
+    if (took > 0)
+      continue;
+    if (what == NULL)
+      what = argv[i];
+    else if (contest == NULL)
+      contest = argv[i];
+    else
+      goto bad_usage;
+  }
+  if (what == NULL || contest == NULL ||
+      (strcmp(what, "unfreeze") != 0 && strcmp(what, "freeze") != 0))
+    goto bad_usage;
+  char base[768];
+  if (tally_contest_key(base, sizeof(base), r.prefix, contest) != 0) {
+    fprintf(stderr, "tally: too long a contest id\n");
+    return EXIT_CONFIG;
+  }
+  if (remote_open(&r) != 0)
+    return EXIT_JOB_FAILED;
+  bool unfreeze = strcmp(what, "unfreeze") == 0;
+  redisReply *x =
+      cli_expect(&r,
+                 unfreeze ? remote_cmd(&r, "SET %s:unfrozen 1", base)
+                          : remote_cmd(&r, "DEL %s:unfrozen", base),
+                 unfreeze ? REDIS_REPLY_STATUS : REDIS_REPLY_INTEGER,
+                 unfreeze ? "SET" : "DEL");
+  int status = EXIT_JOB_FAILED;
+  if (x != NULL) {
+    printf("%s: the public board %s\n", contest,
+           unfreeze ? "is unfrozen: it shows every submission"
+                    : "follows its freeze again");
+    freeReplyObject(x);
+    status = 0;
+  }
+  remote_close(&r);
+  return cli_flush_stdout(status, "the answer");
+
+bad_usage:
+  cli_usage(stderr);
+  return EXIT_CONFIG;
+}

@@ -32,6 +32,7 @@ static const cli_command_t commands[] = {
     {"reload", cmd_reload,
      "reload (--pid N | --pidfile FILE) [REDIS] [--wait SECONDS]"},
     {"token", cmd_token, "token [REDIS] --participant P"},
+    {"contest", cmd_contest, "contest (unfreeze | freeze) [REDIS] C"},
     {"report", cmd_report,
      "report ([REDIS] --contest C | --results FILE... --tasks DIR "
      "[--plugins DIR])\n"

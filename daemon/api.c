@@ -5,6 +5,7 @@
 #include "daemon/api.h"
 
 #include "config/error.h"
+#include "daemon/freeze.h"
 #include "daemon/page.h"
 #include "redis/keys.h"
 
@@ -19,7 +20,6 @@
 
 #define SSE_BATCH 500
 #define SSE_BLOCK_MS "1000"
-#define SSE_KEEPALIVE_MS 15000
 #define SSE_BUFFER_MAX (4u << 20) /* a client this far behind is dropped */
 
 struct tally_sse_s {
@@ -60,6 +60,8 @@ typedef struct areq_s {
   char participant[256];
   bool private_view; /* the operator's view */
   bool html;         /* the page, not JSON */
+  bool frozen;       /* the public board, as it was at the freeze */
+  double freeze;
   unsigned waiting;
   bool failed;
   char why[256];
@@ -176,6 +178,9 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->tail_id[0] = '\0';
   a->sses = NULL;
   a->nsses = 0;
+  a->ticks = 0;
+  a->freezes = NULL;
+  a->nfreezes = 0;
   uv_timer_init(loop, &a->keepalive);
   a->keepalive.data = a;
   a->handles = 3;
@@ -185,8 +190,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
 void tally_api_start(tally_api_t *a) {
   tally_redis_start(&a->rd);
   tally_redis_start(&a->tail);
-  uv_timer_start(&a->keepalive, on_keepalive, SSE_KEEPALIVE_MS,
-                 SSE_KEEPALIVE_MS);
+  uv_timer_start(&a->keepalive, on_keepalive, 1000, 1000);
 }
 
 static void one_closed(tally_api_t *a) {
@@ -194,6 +198,9 @@ static void one_closed(tally_api_t *a) {
     return;
   free(a->token);
   a->token = NULL;
+  free(a->freezes);
+  a->freezes = NULL;
+  a->nfreezes = 0;
   if (a->close_cb != NULL)
     a->close_cb(a);
 }
@@ -307,9 +314,32 @@ typedef struct {
   areq_t *q;
   row_t *w; /* NULL: the request's own */
   int what;
+  char *task; /* GOT_PLACE: the place's task */
 } cb_t;
 
-enum { GOT_ZSET, GOT_NAMES, GOT_FIELDS, GOT_SELF };
+enum { GOT_ZSET, GOT_NAMES, GOT_FIELDS, GOT_SELF, GOT_PLACE };
+
+/* Appends (task, {"public_score","partial"}) to w's fields: a frozen
+ * task score. */
+static void add_frozen(areq_t *q, row_t *w, const char *task, double score,
+                       bool partial) {
+  char **grown = realloc(w->fields, (w->nfields + 2) * sizeof(char *));
+  tally_buf_t j;
+  tally_buf_init(&j);
+  tally_buf_puts(&j, "{\"public_score\":");
+  tally_json_num(&j, score);
+  tally_buf_puts(&j, partial ? ",\"partial\":true}" : ",\"partial\":false}");
+  if (grown == NULL || j.oom) {
+    free(grown == NULL ? NULL : (w->fields = grown, NULL));
+    tally_buf_close(&j);
+    fail(q, "%s", "out of memory");
+    return;
+  }
+  w->fields = grown;
+  w->fields[w->nfields++] = strdup(task);
+  w->fields[w->nfields++] = strdup(tally_buf_text(&j));
+  tally_buf_close(&j);
+}
 
 static void on_reply(tally_redis_t *rd, redisReply *reply, void *priv) {
   (void)rd;
@@ -333,10 +363,16 @@ static void on_reply(tally_redis_t *rd, redisReply *reply, void *priv) {
     free(flat);
   } else if (c->what == GOT_NAMES) {
     copy_strings(reply, &q->names, &q->nnames, q);
+  } else if (c->what == GOT_PLACE) {
+    double score;
+    bool partial;
+    if (tally_frozen_score(reply, q->freeze, &score, &partial))
+      add_frozen(q, c->w, c->task, score, partial);
   } else {
     row_t *w = c->what == GOT_SELF ? &q->self : c->w;
     copy_strings(reply, &w->fields, &w->nfields, q);
   }
+  free(c->task);
   free(c);
   one_done(q);
 }
@@ -347,7 +383,7 @@ static bool ask(areq_t *q, int what, row_t *w, int argc, const char **argv) {
     fail(q, "%s", "out of memory");
     return false;
   }
-  *c = (cb_t){q, w, what};
+  *c = (cb_t){q, w, what, NULL};
   if (!send_cmd(q, on_reply, c, argc, argv)) {
     free(c);
     return false;
@@ -382,18 +418,35 @@ static void put_time(tally_buf_t *b, double t) {
   tally_json_str(b, text);
 }
 
-/* Whether contest c's public board is frozen now. */
-static bool frozen_now(const tally_contest_t *c) {
-  if (c == NULL || isnan(c->freeze))
+/* The freeze record of contest name, or NULL. */
+static struct tally_api_freeze_s *freeze_of(const tally_api_t *a,
+                                            const char *name) {
+  for (size_t i = 0; i < a->nfreezes; i++)
+    if (strcmp(a->freezes[i].name, name) == 0)
+      return &a->freezes[i];
+  return NULL;
+}
+
+/* Whether contest c's public board is frozen now: from its freeze time
+ * until end + unfreeze_after, or until `tally contest unfreeze`. */
+static bool frozen_at(const tally_api_t *a, const tally_contest_t *c,
+                      double now) {
+  if (c == NULL || isnan(c->freeze) || now < c->freeze)
     return false;
-  double now = (double)time(NULL);
-  if (now < c->freeze)
+  const struct tally_api_freeze_s *f = freeze_of(a, c->name);
+  if (f != NULL && f->unfrozen)
     return false;
   return isnan(c->unfreeze_after) || now < c->end + c->unfreeze_after;
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void put_contest(tally_buf_t *b, const char *name,
-                        const tally_contest_t *c) {
+                        const tally_contest_t *c, bool frozen) {
   tally_buf_puts(b, "{\"name\":");
   tally_json_str(b, name);
   tally_buf_puts(b, ",\"title\":");
@@ -419,7 +472,7 @@ static void put_contest(tally_buf_t *b, const char *name,
   tally_buf_puts(b, ",\"freeze\":");
   put_time(b, c != NULL ? c->freeze : NAN);
   tally_buf_puts(b, ",\"frozen\":");
-  tally_buf_puts(b, frozen_now(c) ? "true" : "false");
+  tally_buf_puts(b, frozen ? "true" : "false");
   tally_buf_puts(b, ",\"score_precision\":");
   tally_json_num(b, c != NULL ? c->score_precision : 0);
   tally_buf_puts(b, ",\"ranking\":");
@@ -440,7 +493,8 @@ static void build_list(areq_t *q, tally_buf_t *b) {
   for (size_t i = 0; cs != NULL && i < cs->count; i++, n++) {
     if (n > 0)
       tally_buf_putc(b, ',');
-    put_contest(b, cs->contests[i].name, &cs->contests[i]);
+    put_contest(b, cs->contests[i].name, &cs->contests[i],
+                frozen_at(q->a, &cs->contests[i], now_s()));
   }
   if (q->nnames > 1)
     qsort(q->names, q->nnames, sizeof(char *), cmp_names);
@@ -449,7 +503,7 @@ static void build_list(areq_t *q, tally_buf_t *b) {
       continue;
     if (n++ > 0)
       tally_buf_putc(b, ',');
-    put_contest(b, q->names[i], NULL);
+    put_contest(b, q->names[i], NULL, false);
   }
   tally_buf_puts(b, "]}\n");
 }
@@ -493,9 +547,47 @@ static int cmp_rows(const void *x, const void *y) {
   return strcmp(a->id, b->id);
 }
 
+/* A frozen board's rows: each one's total from its frozen task scores,
+ * added in task name order as tally adds them; a participant with none
+ * before the freeze is not on it. */
+static void frozen_totals(areq_t *q) {
+  size_t kept = 0;
+  for (size_t i = 0; i < q->nrows; i++) {
+    row_t *w = &q->rows[i];
+    size_t n = w->nfields / 2;
+    if (n == 0) {
+      free_row(w);
+      continue;
+    }
+    /* Pairs sorted by task name, then summed. */
+    for (size_t x = 1; x < n; x++)
+      for (size_t y = x;
+           y > 0 && strcmp(w->fields[2 * y - 2], w->fields[2 * y]) > 0; y--) {
+        char *t0 = w->fields[2 * y - 2], *j0 = w->fields[2 * y - 1];
+        w->fields[2 * y - 2] = w->fields[2 * y];
+        w->fields[2 * y - 1] = w->fields[2 * y + 1];
+        w->fields[2 * y] = t0;
+        w->fields[2 * y + 1] = j0;
+      }
+    double total = 0;
+    for (size_t k = 0; k < n; k++) {
+      cJSON *j = cJSON_Parse(w->fields[2 * k + 1]);
+      const cJSON *ps = cJSON_GetObjectItemCaseSensitive(j, "public_score");
+      total += cJSON_IsNumber(ps) ? ps->valuedouble : 0;
+      cJSON_Delete(j);
+    }
+    w->value = total;
+    q->rows[kept++] = *w;
+  }
+  q->nrows = kept;
+}
+
 static void build_ranking(areq_t *q, tally_buf_t *b) {
   const tally_contest_t *c = config_of(q);
   bool elo = c != NULL && c->ranking == TALLY_RANKING_ELO;
+  bool frozen = q->frozen;
+  if (frozen)
+    frozen_totals(q);
   /* tally's order: by total, ties by id in byte order, sharing a rank. */
   if (q->nrows > 1)
     qsort(q->rows, q->nrows, sizeof(row_t), cmp_rows);
@@ -506,7 +598,7 @@ static void build_ranking(areq_t *q, tally_buf_t *b) {
   tally_buf_puts(b, ",\"ranking\":");
   tally_json_str(b, elo ? "elo" : "total");
   tally_buf_puts(b, ",\"frozen\":");
-  tally_buf_puts(b, frozen_now(c) ? "true" : "false");
+  tally_buf_puts(b, frozen ? "true" : "false");
   tally_buf_puts(b, ",\"tasks\":[");
   char **tasks = c != NULL ? c->tasks : q->names;
   size_t ntasks = c != NULL ? c->ntasks : q->nnames;
@@ -641,7 +733,7 @@ static bool build_contest(areq_t *q, tally_buf_t *b) {
     tally_http_answer(r);
     return false;
   }
-  put_contest(b, q->contest, c);
+  put_contest(b, q->contest, c, frozen_at(q->a, c, now_s()));
   tally_buf_putc(b, '\n');
   return true;
 }
@@ -656,6 +748,8 @@ static void build_page(areq_t *q, tally_buf_t *b) {
     return;
   }
   const tally_contest_t *c = config_of(q);
+  if (q->frozen)
+    frozen_totals(q);
   if (q->nrows > 1)
     qsort(q->rows, q->nrows, sizeof(row_t), cmp_rows);
   char **tasks = c != NULL ? c->tasks : q->names;
@@ -677,7 +771,8 @@ static void build_page(areq_t *q, tally_buf_t *b) {
                          .ntasks = ntasks,
                          .elo = c != NULL && c->ranking == TALLY_RANKING_ELO,
                          .rows = rows,
-                         .nrows = q->nrows};
+                         .nrows = q->nrows,
+                         .frozen = q->frozen};
   tally_page_board(b, &board);
   free(rows);
 }
@@ -827,6 +922,78 @@ static void sse_put(tally_sse_t *e, const char *id, const cJSON *ev) {
   tally_buf_puts(b, "}\n\n");
 }
 
+typedef struct {
+  tally_api_t *a;
+  char contest[256], task[256], id[48];
+  cJSON *who;
+} refreeze_t;
+
+static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
+  refreeze_t *z = priv;
+  tally_api_t *a = rd->data;
+  const tally_contest_t *c =
+      a->contests != NULL ? tally_contestset_find(a->contests, z->contest)
+                          : NULL;
+  double score = 0;
+  bool partial = false;
+  if (reply != NULL && c != NULL && !isnan(c->freeze) && !a->closing) {
+    bool got = tally_frozen_score(reply, c->freeze, &score, &partial);
+    tally_buf_t b;
+    tally_buf_init(&b);
+    tally_buf_puts(&b, "id: ");
+    tally_buf_puts(&b, z->id);
+    tally_buf_puts(&b, "\nevent: score\ndata: {\"participant\":");
+    tally_json_value(&b, z->who);
+    tally_buf_puts(&b, ",\"task\":");
+    tally_json_str(&b, z->task);
+    tally_buf_puts(&b, ",\"score\":");
+    tally_json_num(&b, score);
+    tally_buf_puts(&b, ",\"partial\":");
+    tally_buf_puts(&b, partial ? "true" : "false");
+    tally_buf_puts(&b, "}\n\n");
+    for (tally_sse_t *e = a->sses; got && e != NULL; e = e->next) {
+      if (!e->live || strcmp(e->contest, z->contest) != 0)
+        continue;
+      tally_buf_put(&e->buf, b.data, b.len);
+      sse_flush(e);
+    }
+    tally_buf_close(&b);
+  }
+  cJSON_Delete(z->who);
+  free(z);
+}
+
+/* Reads the place an event of frozen contest c names, to send its
+ * frozen task score (on_refreeze). */
+static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
+                     const cJSON *ev) {
+  const cJSON *who = cJSON_GetObjectItemCaseSensitive(ev, "participant");
+  const cJSON *task = cJSON_GetObjectItemCaseSensitive(ev, "task");
+  char base[600], part[800], tpart[800], key[2400];
+  if (!cJSON_IsString(who) || !cJSON_IsString(task) ||
+      tally_contest_key(base, sizeof(base), a->prefix, c->name) != 0 ||
+      tally_rescore_key(part, sizeof(part), "", "", who->valuestring) != 0 ||
+      tally_rescore_key(tpart, sizeof(tpart), "", "", task->valuestring) != 0)
+    return;
+  refreeze_t *z = calloc(1, sizeof(*z));
+  if (z == NULL || (z->who = cJSON_Duplicate(who, true)) == NULL) {
+    free(z);
+    return;
+  }
+  z->a = a;
+  snprintf(z->contest, sizeof(z->contest), "%s", c->name);
+  snprintf(z->task, sizeof(z->task), "%s", task->valuestring);
+  snprintf(z->id, sizeof(z->id), "%s", id);
+  snprintf(key, sizeof(key), "%s:pt:%s:%s", base, part, tpart);
+  const char *argv[] = {"HGETALL", key};
+  size_t lens[2] = {strlen(argv[0]), strlen(key)};
+  if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_refreeze, z, 2, argv,
+                          lens) != 0) {
+    cJSON_Delete(z->who);
+    free(z);
+  }
+}
+
 /* Feeds the entries of an XRANGE or XREAD reply (an array of [id,
  * [field, value, ...]]) to the streams that want them: one stream (only)
  * or every live one. Returns the last ID, or NULL. */
@@ -846,11 +1013,27 @@ static const char *feed(tally_api_t *a, const redisReply *entries,
          k += 2)
       if (ev == NULL && strcmp(f->element[k]->str, "event") == 0)
         ev = cJSON_Parse(f->element[k + 1]->str);
+    /* On a frozen board a score moves only by what came before the
+     * freeze: it is computed again from the place, in order, and sent
+     * from there. */
+    const tally_contest_t *fc = NULL;
+    if (only == NULL && ev != NULL) {
+      const cJSON *c = cJSON_GetObjectItemCaseSensitive(ev, "contest");
+      const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
+      fc = cJSON_IsString(c) && a->contests != NULL
+               ? tally_contestset_find(a->contests, c->valuestring)
+               : NULL;
+      if (fc != NULL && (!frozen_at(a, fc, now_s()) || !cJSON_IsString(type) ||
+                         strcmp(type->valuestring, "rating") == 0))
+        fc = NULL;
+      if (fc != NULL)
+        refreeze(a, fc, id, ev);
+    }
     for (tally_sse_t *e = only != NULL ? only : a->sses; e != NULL;
          e = only != NULL ? NULL : e->next) {
       if ((only == NULL && !e->live) || !id_before(e->cursor, id))
         continue;
-      if (ev != NULL)
+      if (ev != NULL && (fc == NULL || strcmp(e->contest, fc->name) != 0))
         sse_put(e, id, ev);
       snprintf(e->cursor, sizeof(e->cursor), "%s", id);
     }
@@ -982,8 +1165,71 @@ static void on_tail_up(tally_redis_t *rd) {
   tally_redis_command(rd, API_TIMEOUT_MS, on_tail_start, NULL, 6, argv, lens);
 }
 
+static void on_unfrozen(tally_redis_t *rd, redisReply *reply, void *priv) {
+  tally_api_t *a = rd->data;
+  char *name = priv;
+  struct tally_api_freeze_s *f = freeze_of(a, name);
+  if (f != NULL && reply != NULL && reply->type == REDIS_REPLY_INTEGER)
+    f->unfrozen = reply->integer > 0;
+  free(name);
+}
+
+/* Every second: the freezes of the configured contests (a reload may
+ * change them), what `tally contest unfreeze` says, and a page reload
+ * for the streams of a contest whose board froze or thawed; every 15 s,
+ * a keep-alive on each stream. */
 static void on_keepalive(uv_timer_t *t) {
   tally_api_t *a = t->data;
+  const tally_contestset_t *cs = a->contests;
+  size_t n = 0;
+  for (size_t i = 0; cs != NULL && i < cs->count; i++)
+    n += !isnan(cs->contests[i].freeze);
+  struct tally_api_freeze_s *fresh = calloc(n + 1, sizeof(*fresh));
+  if (fresh != NULL) {
+    size_t k = 0;
+    for (size_t i = 0; cs != NULL && i < cs->count; i++) {
+      if (isnan(cs->contests[i].freeze))
+        continue;
+      snprintf(fresh[k].name, sizeof(fresh[k].name), "%s",
+               cs->contests[i].name);
+      const struct tally_api_freeze_s *old = freeze_of(a, fresh[k].name);
+      if (old != NULL)
+        fresh[k] = *old;
+      k++;
+    }
+    free(a->freezes);
+    a->freezes = fresh;
+    a->nfreezes = k;
+  }
+  double now = now_s();
+  for (size_t i = 0; i < a->nfreezes; i++) {
+    struct tally_api_freeze_s *f = &a->freezes[i];
+    const tally_contest_t *c = tally_contestset_find(cs, f->name);
+    bool frozen = frozen_at(a, c, now);
+    if (frozen != f->frozen) {
+      f->frozen = frozen;
+      for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
+        if (strcmp(e->contest, f->name) == 0) {
+          tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
+          sse_flush(e);
+        }
+    }
+    char base[600], key[700];
+    char *name = strdup(f->name);
+    if (name == NULL ||
+        tally_contest_key(base, sizeof(base), a->prefix, f->name) != 0) {
+      free(name);
+      continue;
+    }
+    snprintf(key, sizeof(key), "%s:unfrozen", base);
+    const char *argv[] = {"EXISTS", key};
+    size_t lens[2] = {6, strlen(key)};
+    if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_unfrozen, name, 2, argv,
+                            lens) != 0)
+      free(name);
+  }
+  if (++a->ticks % 15 != 0)
+    return;
   for (tally_sse_t *e = a->sses; e != NULL; e = e->next) {
     tally_buf_puts(&e->buf, ": keep-alive\n\n");
     sse_flush(e);
@@ -1018,10 +1264,19 @@ static int start_events(tally_api_t *a, tally_http_req_t *r,
   a->nsses++;
   /* The browser waits a second before it reconnects. */
   tally_buf_puts(&e->buf, "retry: 1000\n\n");
-  if (resume && id_before(e->cursor, a->tail_id))
-    catch_up(e);
-  else
+  const tally_contest_t *c =
+      a->contests != NULL ? tally_contestset_find(a->contests, contest) : NULL;
+  if (resume && frozen_at(a, c, now_s())) {
+    /* A frozen board is not replayed event by event: the page loads it
+     * again, as it is, and follows from now. */
+    tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
+    snprintf(e->cursor, sizeof(e->cursor), "%s", a->tail_id);
     e->live = true;
+  } else if (resume && id_before(e->cursor, a->tail_id)) {
+    catch_up(e);
+  } else {
+    e->live = true;
+  }
   r->reply.type = "text/event-stream";
   r->reply.stream = &e->stream;
   return 1;
@@ -1078,7 +1333,7 @@ static void on_first(tally_redis_t *rd, redisReply *reply, void *priv) {
 }
 
 static void after_first(areq_t *q) {
-  char base[600], key[1600], part[800];
+  char base[600], key[2400], part[800];
   if (tally_contest_key(base, sizeof(base), q->a->prefix, q->contest) != 0) {
     fail(q, "%s", "too long a contest id");
     return;
@@ -1097,6 +1352,30 @@ static void after_first(areq_t *q) {
     }
     if (tally_rescore_key(part, sizeof(part), "", "", w->id) != 0)
       continue;
+    if (q->frozen) {
+      /* Each place of the row, to count what came before the freeze. */
+      for (size_t t = 0; c != NULL && t < c->ntasks && !q->failed; t++) {
+        char tpart[800];
+        if (tally_rescore_key(tpart, sizeof(tpart), "", "", c->tasks[t]) != 0)
+          continue;
+        snprintf(key, sizeof(key), "%s:pt:%s:%s", base, part, tpart);
+        const char *argv[] = {"HGETALL", key};
+        cb_t *cb = malloc(sizeof(*cb));
+        char *task = strdup(c->tasks[t]);
+        if (cb == NULL || task == NULL) {
+          free(cb);
+          free(task);
+          fail(q, "%s", "out of memory");
+          break;
+        }
+        *cb = (cb_t){q, w, GOT_PLACE, task};
+        if (!send_cmd(q, on_reply, cb, 2, argv)) {
+          free(cb->task);
+          free(cb);
+        }
+      }
+      continue;
+    }
     if (elo) {
       snprintf(key, sizeof(key), "%s:elo:%s", base, part);
       const char *argv[] = {"HMGET", key, "matches", "wins", "draws", "losses"};
@@ -1110,7 +1389,7 @@ static void after_first(areq_t *q) {
 }
 
 static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
-  char base[600], key[1600], part[800];
+  char base[600], key[2400], part[800];
   q->a = a;
   q->r = r;
   r->data = q;
@@ -1130,6 +1409,10 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
     ask(q, GOT_NAMES, NULL, 2, argv);
   } else if (q->kind == REQ_RANKING) {
     const tally_contest_t *c = config_of(q);
+    if (!q->private_view && frozen_at(a, c, now_s())) {
+      q->frozen = true;
+      q->freeze = c->freeze;
+    }
     if (c != NULL && c->ranking == TALLY_RANKING_ELO)
       snprintf(key, sizeof(key), "%s:elo", base);
     else
@@ -1137,7 +1420,7 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
                q->private_view ? "" : ":public");
     cb_t *cb = malloc(sizeof(*cb));
     if (cb != NULL) {
-      *cb = (cb_t){q, NULL, GOT_ZSET};
+      *cb = (cb_t){q, NULL, GOT_ZSET, NULL};
       const char *argv[] = {"ZRANGE", key, "0", "-1", "WITHSCORES"};
       if (!send_cmd(q, on_first, cb, 5, argv))
         free(cb);
@@ -1156,7 +1439,7 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
                         ":index:participant:", q->participant);
       cb_t *cb = malloc(sizeof(*cb));
       if (cb != NULL) {
-        *cb = (cb_t){q, NULL, GOT_NAMES};
+        *cb = (cb_t){q, NULL, GOT_NAMES, NULL};
         const char *members[] = {"SMEMBERS", key};
         if (!send_cmd(q, on_first, cb, 2, members))
           free(cb);

@@ -43,8 +43,17 @@ typedef struct tally_api_s {
   char tail_id[48]; /* "" until known */
   tally_sse_t *sses;
   unsigned nsses;
-  uv_timer_t keepalive;
-  int handles;                       /* open: rd, tail, keepalive */
+  uv_timer_t keepalive; /* every second: the freezes; keep-alives */
+  unsigned ticks;
+  int handles; /* open: rd, tail, keepalive */
+  /* The freezes: each configured contest with a freeze, whether it was
+   * frozen at the last tick, and whether `tally contest unfreeze` lifted
+   * it (<p>:{c}:unfrozen), as last read. */
+  struct tally_api_freeze_s {
+    char name[256];
+    bool frozen, unfrozen;
+  } * freezes;
+  size_t nfreezes;
   char secret[TALLY_SECRET_HEX + 1]; /* "" until read */
   unsigned inflight;                 /* requests waiting on Redis */
   bool closing;

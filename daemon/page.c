@@ -139,6 +139,9 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
   text(b, title);
   tally_buf_puts(b, "</h1>\n<p class=\"note\"><a href=\"/\">Contests</a> · "
                     "<span id=\"live\">static</span></p>\n");
+  if (board->frozen)
+    tally_buf_puts(b, "<p class=\"frozen\">The board is frozen: submissions "
+                      "made since the freeze are not shown.</p>\n");
   /* What the script needs, in data attributes (JSON, escaped). */
   tally_buf_puts(b, "<table id=\"board\" data-contest=\"");
   text(b, board->contest);

@@ -28,6 +28,7 @@ typedef struct tally_board_s {
   bool elo;
   const tally_board_row_t *rows; /* in rank order */
   size_t nrows;
+  bool frozen; /* the public board, frozen: the page says so */
 } tally_board_t;
 
 /* GET /: every contest, linked to its board. */

@@ -45,6 +45,11 @@ static void setup(void) {
       "{\"name\": \"c1\", \"title\": \"Contest One\", \"tasks\": [\"sum\", "
       "\"aplusb\"], \"start\": \"2026-01-01T09:00:00Z\", \"end\": "
       "\"2026-01-01T14:00:00Z\", \"score_precision\": 1}");
+  /* Frozen since 2026-01-01T12:00:00Z (1767268800) until 2099. */
+  put("c2.contest.json",
+      "{\"name\": \"c2\", \"tasks\": [\"sum\"], \"start\": "
+      "\"2026-01-01T00:00:00Z\", \"end\": \"2099-01-01T00:00:00Z\", "
+      "\"freeze\": \"2026-01-01T12:00:00Z\", \"score_precision\": 1}");
   put("participants.json",
       "{\"alice\": {\"name\": \"Alice Liddell\", \"team\": \"Red\"}}");
   char token[700];
@@ -274,4 +279,83 @@ Test(tallyd_api, a_contest_without_a_config_keeps_todays_behaviour) {
                         "\"team\":null"),
             "%s", r.body);
   free(r.body);
+}
+
+/* A job of contest c2 by who at timestamp ts, its sum task's four
+ * testcases all passed (42 in all, 10.5 public) or all failed. */
+static void push_c2(const char *sub, const char *who, long ts, bool pass) {
+  char job[512];
+  int v = pass ? 1 : 0;
+  snprintf(job, sizeof(job),
+           "{\"submission\": \"%s\", \"participant\": \"%s\", \"task\": "
+           "\"sum\", \"contest\": \"c2\", \"timestamp\": %ld, "
+           "\"evaluations\": {\"0\": %d, \"1\": %d, \"2\": %d, \"3\": %d}}",
+           sub, who, ts, v, v, v, v);
+  td_push(c, job, NULL);
+}
+
+static void contest_cmd(const char *what) {
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "freeze");
+  const char *args[] = {"contest", what, "--redis", server.url, "c2", NULL};
+  tc_run_t t = tc_run(args, NULL, NULL);
+  cr_assert_eq(t.status, 0, "%s", t.err);
+  tc_run_free(&t);
+  tc_teardown();
+}
+
+/* The public board after a freeze counts only what was submitted before
+ * it, whenever it was judged; the private view does not freeze; a
+ * participant's own endpoint stays live; tally contest unfreeze lifts it
+ * and freeze puts it back. */
+Test(tallyd_api, the_public_board_freezes_as_domjudge_does) {
+  push_c2("f1", "alice", 1767200000, true);  /* before the freeze */
+  push_c2("f2", "bob", 1767300000, true);    /* after it */
+  push_c2("f3", "carol", 1767268799, false); /* just before */
+  push_c2("f4", "carol", 1767268800, true);  /* at it: not shown */
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, 4, 20000) == 4, "outcomes");
+  td_http_t r = get("/api/contests/c2/ranking", NULL);
+  cr_assert_eq(r.status, 200, "%s", r.body);
+  cr_expect(has(r.body, "\"frozen\":true"), "%s", r.body);
+  cr_expect(has(r.body, "\"participant\":\"alice\",\"name\":\"Alice "
+                        "Liddell\",\"team\":\"Red\",\"total\":10.5"),
+            "%s", r.body);
+  cr_expect(has(r.body, "\"participant\":\"carol\",\"name\":\"carol\","
+                        "\"team\":null,\"total\":0"),
+            "%s", r.body);
+  cr_expect_not(has(r.body, "\"bob\""), "bob submitted after: %s", r.body);
+  free(r.body);
+  r = get("/contests/c2", NULL);
+  cr_expect(has(r.body, "The board is frozen"), "%s", r.body);
+  cr_expect_not(has(r.body, "data-p=\"bob\""), "%s", r.body);
+  free(r.body);
+  /* The private view and bob's own endpoint are live. */
+  r = get("/api/contests/c2/ranking?view=private", TOKEN);
+  cr_expect(has(r.body, "\"participant\":\"bob\""), "%s", r.body);
+  cr_expect(has(r.body, "\"frozen\":false"), "%s", r.body);
+  free(r.body);
+  r = get("/api/contests/c2/participants/bob", TOKEN);
+  cr_expect(has(r.body, "\"submission\":\"f2\""), "%s", r.body);
+  free(r.body);
+
+  contest_cmd("unfreeze");
+  bool thawed = false;
+  for (int i = 0; i < 50 && !thawed; i++) {
+    usleep(100000);
+    r = get("/api/contests/c2/ranking", NULL);
+    thawed = has(r.body, "\"frozen\":false") && has(r.body, "\"bob\"") &&
+             has(r.body, "\"participant\":\"carol\",\"name\":\"carol\","
+                         "\"team\":null,\"total\":10.5");
+    free(r.body);
+  }
+  cr_expect(thawed, "tally contest unfreeze did not lift the freeze");
+  contest_cmd("freeze");
+  bool frozen = false;
+  for (int i = 0; i < 50 && !frozen; i++) {
+    usleep(100000);
+    r = get("/api/contests/c2/ranking", NULL);
+    frozen = has(r.body, "\"frozen\":true") && !has(r.body, "\"bob\"");
+    free(r.body);
+  }
+  cr_expect(frozen, "tally contest freeze did not put it back");
 }

@@ -110,6 +110,8 @@
   var src = new EventSource('/api/contests/' + encodeURIComponent(contest) + '/events');
   src.addEventListener('score', function (e) { push('score', e); });
   src.addEventListener('rating', function (e) { push('rating', e); });
+  // The board froze or thawed, or a frozen one was resumed: load it anew.
+  src.addEventListener('reload', function () { location.reload(); });
   src.onopen = function () { status.textContent = 'live'; status.className = 'on'; };
   src.onerror = function () { status.textContent = 'reconnecting'; status.className = 'off'; };
 })();

@@ -1,0 +1,21 @@
+/* The frozen board (docs/scoreboard.md#the-freeze): a participant's
+ * public task score counting only the submissions made before the
+ * freeze, computed from their place (<p>:{c}:pt:<u>:<t>) with the score
+ * modes of contest/scoremode.h, as the contest scripts compute the live
+ * one. */
+#ifndef TALLY_FREEZE_H
+#define TALLY_FREEZE_H
+
+#include <stdbool.h>
+
+#include <hiredis/hiredis.h>
+
+/* flat is the place's HGETALL reply: submission id -> '1' or '0'
+ * (tokened) followed by its summary. Sets *score and *partial and returns
+ * true when a submission made before freeze (timestamp < freeze) counts;
+ * false when none does (the task has no frozen score). The score mode,
+ * precision and rounding are those of the newest scored one of them. */
+bool tally_frozen_score(const redisReply *flat, double freeze, double *score,
+                        bool *partial);
+
+#endif
