@@ -4,6 +4,7 @@
  * bit for bit; and the library writes numbers as tally_json_num does. */
 #include "config/jsonw.h"
 #include "contest/scoremode.h"
+#include "daemon/freeze.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
 
@@ -530,6 +531,24 @@ static bool fp_check(const char *recompute_sha, const fp_user_t *u, int t) {
                   memcmp(cache->str, wc->str, wc->len) == 0,
               "u%u t%d step %u: cache\n%s\nwant\n%s", u->user, t, u->steps,
               cache->str, wc->str);
+  /* The frozen board's C computation (daemon/freeze.c), with a freeze
+   * after everything, gives the same public task score. */
+  double fs = 0;
+  bool fp = false;
+  bool fgot = tally_frozen_score(flat, INFINITY, &fs, &fp);
+  cr_assert_eq(fgot, ws->type == REDIS_REPLY_STRING, "u%u t%d step %u",
+               u->user, t, u->steps);
+  if (fgot) {
+    cJSON *j = cJSON_Parse(ws->str);
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(j, "public_score");
+    cr_assert(cJSON_IsNumber(ps) && ps->valuedouble == fs,
+              "u%u t%d step %u: frozen %.17g, live %s", u->user, t, u->steps,
+              fs, ws->str);
+    cr_assert_eq(fp,
+                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "partial")),
+                 "u%u t%d step %u: partial", u->user, t, u->steps);
+    cJSON_Delete(j);
+  }
   bool any = flat->elements > 0;
   freeReplyObject(flat);
   freeReplyObject(want);
