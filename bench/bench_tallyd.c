@@ -1,11 +1,13 @@
 /* Measures tallyd end to end through a redis-server of its own: jobs per
  * second and enqueue-to-result latency, beside the ceiling of a bare Redis
  * cycle that does tallyd's Redis work without scoring. */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,6 +30,7 @@
 #include "engine/engine.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
+#include "sse_clients.h"
 
 /* ---- What the bench started, stopped at exit --------------------------- */
 
@@ -764,7 +768,7 @@ static void warm_up(redisContext *ctl, const char *sock, const char *prefix,
 /* ---- Main --------------------------------------------------------------- */
 
 typedef struct opts_s {
-  long jobs, rate, tick_ms, contest;
+  long jobs, rate, tick_ms, contest, sse;
   double seconds;
   unsigned workers, batch;
   unsigned bare_depth;
@@ -776,7 +780,8 @@ static const char usage[] =
     "usage: bench_tallyd [--jobs N] [--workers N] [--batch N] [--rate R]\n"
     "                    [--seconds S] [--tick-ms MS] [--aof] [--skip-bare]\n"
     "                    [--skip-steady] [--bare-depth N] [--bare-plain]\n"
-    "                    [--contest P] [--tallyd PATH] [--redis-server PATH]\n"
+    "                    [--contest P] [--sse N] [--tallyd PATH]\n"
+    "                    [--redis-server PATH]\n"
     "\n"
     "  --jobs N             jobs in the throughput runs (default 200000)\n"
     "  --workers N          tallyd --workers (default 2)\n"
@@ -796,6 +801,10 @@ static const char usage[] =
     "                       (drawn by a hash of the job number), with\n"
     "                       increasing timestamps (default: the jobs of\n"
     "                       500 participants, all at timestamp 0)\n"
+    "  --sse N              after the steady run, the same run again with N\n"
+    "                       clients on the board's event stream: the\n"
+    "                       posting latency with and without, and the\n"
+    "                       events' delay\n"
     "  --tallyd PATH        default: tallyd beside this program\n"
     "  --redis-server PATH  default: redis-server on PATH\n";
 
@@ -839,6 +848,8 @@ static void parse_opts(opts_t *o, int argc, char **argv) {
       o->bare_depth = (unsigned)num_arg(argc, argv, &i, 1, 64);
     else if (strcmp(a, "--contest") == 0)
       o->contest = num_arg(argc, argv, &i, 1, 100000000);
+    else if (strcmp(a, "--sse") == 0)
+      o->sse = num_arg(argc, argv, &i, 1, 20000);
     else if (strcmp(a, "--bare-plain") == 0)
       o->bare_plain = true;
     else if (strcmp(a, "--aof") == 0)
@@ -893,16 +904,40 @@ static void start_redis(const opts_t *o, const char *sock) {
   }
 }
 
+/* The port tallyd's HTTP listener gets: a free one, found at start. */
+static int http_port;
+
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof(a);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+      getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+    bench_die("cannot find a free port: %s", strerror(errno));
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
 static void start_tallyd(const opts_t *o, redisContext *ctl, const char *url,
                          const char *tasks) {
-  char workers[16], batch[16];
+  char workers[16], batch[16], http[32];
+  snprintf(http, sizeof(http), "127.0.0.1:%d", http_port);
   snprintf(workers, sizeof(workers), "%u", o->workers);
   snprintf(batch, sizeof(batch), "%u", o->batch);
-  char *argv[16] = {(char *)o->tallyd, "--tasks",    (char *)tasks,
-                    "--redis",         (char *)url,  "--workers",
-                    workers,           "--consumer", "bench",
-                    "--log-level",     "warn",       "--http",
-                    "127.0.0.1:0"};
+  char *argv[16] = {(char *)o->tallyd,
+                    "--tasks",
+                    (char *)tasks,
+                    "--redis",
+                    (char *)url,
+                    "--workers",
+                    workers,
+                    "--consumer",
+                    "bench",
+                    "--log-level",
+                    "warn",
+                    "--http",
+                    http};
   int argc = 13;
   if (o->batch > 0) {
     argv[argc++] = "--batch";
@@ -932,6 +967,52 @@ static double used_memory_peak_mb(redisContext *ctl) {
   double mb = p ? strtod(p + 17, NULL) / 1048576.0 : 0;
   freeReplyObject(r);
   return mb;
+}
+
+/* The steady run again with o->sse clients on the board's events. */
+static void sse_run(const opts_t *o, redisContext *ctl, const char *sock,
+                    long count, const figures_t *alone) {
+  sse_clients_t s;
+  const char *contest = o->contest > 0 ? "bench" : "default";
+  if (sse_clients_start(&s, http_port, contest, (int)o->sse) != 0)
+    bench_die("event streams: %s", s.err);
+  for (int waited = 0; __atomic_load_n(&s.connected, __ATOMIC_RELAXED) < o->sse;
+       waited += 20) {
+    if (waited > 20000 || interrupted)
+      bench_die("only %d of %ld event streams connected in 20 s", s.connected,
+                o->sse);
+    bench_sleep_ms(20);
+  }
+  s.recording = true;
+  figures_t fs;
+  run_t *r;
+  cpu_t a, b;
+  run(ctl, sock, "tally", g.tallyd, count, o->rate, o->tick_ms * 1000, &fs, &r,
+      &a, &b);
+  bench_sleep_ms(500); /* the last events on their way */
+  sse_clients_stop(&s);
+  char what[96], p50[32], p99[32];
+  snprintf(what, sizeof(what), "steady %ld/s, %ld event streams", o->rate,
+           o->sse);
+  print_run(what, &fs, count);
+  print_detail(r, &fs, "tallyd");
+  print_cpu(&a, &b, r, fs.secs, "tallyd");
+  free_run(r);
+  printf("  posting latency with the streams / without: p50 %.2f, p99 %.2f\n",
+         (double)fs.p50 / (double)alone->p50,
+         (double)fs.p99 / (double)alone->p99);
+  if (s.ndelays > 0) {
+    qsort(s.delays_us, (size_t)s.ndelays, sizeof(int64_t), cmp_i64);
+    printf("  events: %ld received (%.0f per stream), %.1f MB; delay from "
+           "the event's entry to a client, p50 %s, p99 %s (Redis clock, +-1 "
+           "ms)\n",
+           s.ndelays, (double)s.ndelays / (double)o->sse, (double)s.bytes / 1e6,
+           fmt_ms(p50, sizeof(p50), percentile(s.delays_us, s.ndelays, 0.5)),
+           fmt_ms(p99, sizeof(p99), percentile(s.delays_us, s.ndelays, 0.99)));
+  } else {
+    printf("  events: none received\n");
+  }
+  sse_clients_free(&s);
 }
 
 int main(int argc, char **argv) {
@@ -986,6 +1067,7 @@ int main(int argc, char **argv) {
            "job's; timestamps increase\n",
            o.contest);
 
+  http_port = free_port();
   start_tallyd(&o, ctl, url, tasks);
   warm_up(ctl, sock, "tally", g.tallyd);
 
@@ -1012,6 +1094,8 @@ int main(int argc, char **argv) {
     print_cpu(&a, &b, r, fs.secs, "tallyd");
     print_commands(ctl, &a, &b, count);
     free_run(r);
+    if (o.sse > 0)
+      sse_run(&o, ctl, sock, count, &fs);
   }
   bench_stop(g.tallyd, SIGTERM, 15000);
   g.tallyd = 0;

@@ -20,15 +20,17 @@
 
 #define SSE_BATCH 500
 #define SSE_BLOCK_MS "1000"
+#define SSE_PACE_MS 50
 #define SSE_BUFFER_MAX (4u << 20) /* a client this far behind is dropped */
 
 struct tally_sse_s {
   tally_http_stream_t stream;
   tally_api_t *a;
   char contest[256];
-  char cursor[48]; /* the last entry it was given (or skipped) */
-  bool live;       /* caught up: the tail feeds it */
-  bool catching;   /* an XRANGE of its own in flight */
+  char cursor[48]; /* where it starts (Last-Event-ID, or the tail) */
+  unsigned long long at_ms, at_seq; /* the last entry given or skipped */
+  bool live;                        /* caught up: the tail feeds it */
+  bool catching;                    /* an XRANGE of its own in flight */
   bool gone;       /* its connection closed (freed once nothing waits) */
   bool ended;      /* no more: end the response */
   tally_buf_t buf; /* bytes not yet pulled */
@@ -183,7 +185,10 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->nfreezes = 0;
   uv_timer_init(loop, &a->keepalive);
   a->keepalive.data = a;
-  a->handles = 3;
+  uv_timer_init(loop, &a->pace);
+  a->pace.data = a;
+  tally_buf_init(&a->scratch);
+  a->handles = 4;
   return 0;
 }
 
@@ -201,6 +206,7 @@ static void one_closed(tally_api_t *a) {
   free(a->freezes);
   a->freezes = NULL;
   a->nfreezes = 0;
+  tally_buf_close(&a->scratch);
   if (a->close_cb != NULL)
     a->close_cb(a);
 }
@@ -225,6 +231,7 @@ void tally_api_close(tally_api_t *a, void (*close_cb)(tally_api_t *a)) {
     sse_flush(e);
   }
   uv_close((uv_handle_t *)&a->keepalive, on_timer_closed);
+  uv_close((uv_handle_t *)&a->pace, on_timer_closed);
   tally_redis_close(&a->tail, on_closed);
   tally_redis_close(&a->rd, on_closed);
 }
@@ -821,14 +828,12 @@ static bool parse_id(const char *id, unsigned long long *ms,
   return *end == '\0';
 }
 
-/* a < b for stream IDs ("" is before everything). */
-static bool id_before(const char *a, const char *b) {
-  unsigned long long am, as, bm, bs;
-  if (!parse_id(b, &bm, &bs))
+/* Whether e's last entry is before id. */
+static bool at_before(const tally_sse_t *e, const char *id) {
+  unsigned long long ms, seq;
+  if (!parse_id(id, &ms, &seq))
     return false;
-  if (!parse_id(a, &am, &as))
-    return true;
-  return am < bm || (am == bm && as < bs);
+  return e->at_ms < ms || (e->at_ms == ms && e->at_seq < seq);
 }
 
 static void sse_free(tally_sse_t *e) {
@@ -872,25 +877,28 @@ static void sse_closed(tally_http_stream_t *s) {
     sse_free(e);
 }
 
-/* Appends one stream entry (its id, its event's JSON) to e if it belongs
- * to e's contest: only what the public board shows. */
-static void sse_put(tally_sse_t *e, const char *id, const cJSON *ev) {
+/* The contest an event names, into num if it is a number; NULL when
+ * it names none. */
+static const char *event_contest(const cJSON *ev, char num[32]) {
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(ev, "contest");
-  char num[32];
-  const char *name = NULL;
   if (cJSON_IsString(c))
-    name = c->valuestring;
-  else if (cJSON_IsNumber(c)) {
-    snprintf(num, sizeof(num), "%.0f", c->valuedouble);
-    name = num;
+    return c->valuestring;
+  if (cJSON_IsNumber(c)) {
+    snprintf(num, 32, "%.0f", c->valuedouble);
+    return num;
   }
-  if (name == NULL || strcmp(name, e->contest) != 0)
-    return;
+  return NULL;
+}
+
+/* Writes one stream entry (its id, its event's JSON) as the board's
+ * event to b: only what the public board shows. Returns false for an
+ * event the board does not show. Built once per entry, whatever the
+ * number of streams it goes to. */
+static bool event_text(tally_buf_t *b, const char *id, const cJSON *ev) {
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
   const cJSON *who = cJSON_GetObjectItemCaseSensitive(ev, "participant");
   if (!cJSON_IsString(type) || who == NULL)
-    return;
-  tally_buf_t *b = &e->buf;
+    return false;
   tally_buf_puts(b, "id: ");
   tally_buf_puts(b, id);
   if (strcmp(type->valuestring, "rating") == 0) {
@@ -920,6 +928,7 @@ static void sse_put(tally_sse_t *e, const char *id, const cJSON *ev) {
     tally_buf_puts(b, cJSON_IsTrue(pa) ? "true" : "false");
   }
   tally_buf_puts(b, "}\n\n");
+  return true;
 }
 
 typedef struct {
@@ -1016,26 +1025,32 @@ static const char *feed(tally_api_t *a, const redisReply *entries,
     /* On a frozen board a score moves only by what came before the
      * freeze: it is computed again from the place, in order, and sent
      * from there. */
+    char num[32];
+    const char *name = ev != NULL ? event_contest(ev, num) : NULL;
     const tally_contest_t *fc = NULL;
-    if (only == NULL && ev != NULL) {
-      const cJSON *c = cJSON_GetObjectItemCaseSensitive(ev, "contest");
+    if (only == NULL && name != NULL && a->contests != NULL) {
       const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
-      fc = cJSON_IsString(c) && a->contests != NULL
-               ? tally_contestset_find(a->contests, c->valuestring)
-               : NULL;
+      fc = tally_contestset_find(a->contests, name);
       if (fc != NULL && (!frozen_at(a, fc, now_s()) || !cJSON_IsString(type) ||
                          strcmp(type->valuestring, "rating") == 0))
         fc = NULL;
       if (fc != NULL)
         refreeze(a, fc, id, ev);
     }
+    tally_buf_reset(&a->scratch);
+    bool shown = name != NULL && fc == NULL && event_text(&a->scratch, id, ev);
+    unsigned long long ms, seq;
+    if (!parse_id(id, &ms, &seq))
+      continue;
     for (tally_sse_t *e = only != NULL ? only : a->sses; e != NULL;
          e = only != NULL ? NULL : e->next) {
-      if ((only == NULL && !e->live) || !id_before(e->cursor, id))
+      if ((only == NULL && !e->live) || e->at_ms > ms ||
+          (e->at_ms == ms && e->at_seq >= seq))
         continue;
-      if (ev != NULL && (fc == NULL || strcmp(e->contest, fc->name) != 0))
-        sse_put(e, id, ev);
-      snprintf(e->cursor, sizeof(e->cursor), "%s", id);
+      if (shown && strcmp(e->contest, name) == 0)
+        tally_buf_put(&e->buf, a->scratch.data, a->scratch.len);
+      e->at_ms = ms;
+      e->at_seq = seq;
     }
     cJSON_Delete(ev);
   }
@@ -1075,7 +1090,7 @@ static void on_catch_up(tally_redis_t *rd, redisReply *reply, void *priv) {
   }
   feed(a, reply, e);
   sse_flush(e);
-  if (reply->elements >= SSE_BATCH || id_before(e->cursor, a->tail_id))
+  if (reply->elements >= SSE_BATCH || at_before(e, a->tail_id))
     catch_up(e);
   else
     e->live = true;
@@ -1087,7 +1102,7 @@ static void catch_up(tally_sse_t *e) {
   tally_api_t *a = e->a;
   char key[160], from[64];
   snprintf(key, sizeof(key), "%s:public", a->prefix);
-  snprintf(from, sizeof(from), "(%s", e->cursor);
+  snprintf(from, sizeof(from), "(%llu-%llu", e->at_ms, e->at_seq);
   const char *argv[] = {"XRANGE", key, from, "+", "COUNT", "500"};
   size_t lens[6];
   for (int i = 0; i < 6; i++)
@@ -1103,6 +1118,12 @@ static void catch_up(tally_sse_t *e) {
 
 static void tail_read(tally_api_t *a);
 
+static void on_pace(uv_timer_t *t) {
+  tally_api_t *a = t->data;
+  if (!a->closing)
+    tail_read(a);
+}
+
 static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
   tally_api_t *a = rd->data;
   (void)priv;
@@ -1115,6 +1136,12 @@ static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
       snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
     for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
       sse_flush(e);
+    if (last != NULL) {
+      /* Entries keep coming: let them gather for a moment, so that each
+       * stream gets them in one write rather than one each. */
+      uv_timer_start(&a->pace, on_pace, SSE_PACE_MS, 0);
+      return;
+    }
   }
   tail_read(a);
 }
@@ -1257,6 +1284,7 @@ static int start_events(tally_api_t *a, tally_http_req_t *r,
   unsigned long long ms, seq;
   bool resume = from != NULL && parse_id(from, &ms, &seq);
   snprintf(e->cursor, sizeof(e->cursor), "%s", resume ? from : a->tail_id);
+  parse_id(e->cursor, &e->at_ms, &e->at_seq);
   e->next = a->sses;
   if (a->sses != NULL)
     a->sses->prev = e;
@@ -1271,8 +1299,9 @@ static int start_events(tally_api_t *a, tally_http_req_t *r,
      * again, as it is, and follows from now. */
     tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
     snprintf(e->cursor, sizeof(e->cursor), "%s", a->tail_id);
+    parse_id(e->cursor, &e->at_ms, &e->at_seq);
     e->live = true;
-  } else if (resume && id_before(e->cursor, a->tail_id)) {
+  } else if (resume && at_before(e, a->tail_id)) {
     catch_up(e);
   } else {
     e->live = true;

@@ -43,9 +43,11 @@ typedef struct tally_api_s {
   char tail_id[48]; /* "" until known */
   tally_sse_t *sses;
   unsigned nsses;
+  tally_buf_t scratch;  /* one event's text, built once for every stream */
+  uv_timer_t pace;      /* the tail reads again after this, not at once */
   uv_timer_t keepalive; /* every second: the freezes; keep-alives */
   unsigned ticks;
-  int handles; /* open: rd, tail, keepalive */
+  int handles; /* open: rd, tail, keepalive, pace */
   /* The freezes: each configured contest with a freeze, whether it was
    * frozen at the last tick, and whether `tally contest unfreeze` lifted
    * it (<p>:{c}:unfrozen), as last read. */

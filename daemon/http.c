@@ -91,6 +91,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 }
 
 static void turn(tally_http_t *h);
+static void on_timer(uv_timer_t *t);
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
   tally_http_stream_t *s = cls;
@@ -123,11 +124,13 @@ static void stream_free(void *cls) {
 }
 
 void tally_http_stream_wake(tally_http_stream_t *s) {
-  if (!s->sleeping || s->c == NULL)
+  if (!s->sleeping || s->c == NULL || s->h->closing)
     return;
   s->sleeping = false;
   MHD_resume_connection(s->c);
-  turn(s->h);
+  /* One run of MHD on the loop's next turn serves every stream woken
+   * meanwhile. */
+  uv_timer_start(&s->h->timer, on_timer, 0, 0);
 }
 
 static enum MHD_Result send_stream(tally_http_req_t *r) {
@@ -141,7 +144,7 @@ static enum MHD_Result send_stream(tally_http_req_t *r) {
     s->next->prev = s;
   r->h->streams = s;
   struct MHD_Response *resp = MHD_create_response_from_callback(
-      MHD_SIZE_UNKNOWN, 4096, stream_read, s, stream_free);
+      MHD_SIZE_UNKNOWN, 65536, stream_read, s, stream_free);
   if (resp == NULL)
     return MHD_NO;
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
