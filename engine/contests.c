@@ -6,7 +6,6 @@
 #include "engine/taskset.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -246,6 +245,9 @@ void tally_contestset_close(tally_contestset_t *cs) {
     free(cs->participants[i].team);
   }
   free(cs->participants);
+  for (size_t i = 0; i < cs->nmaxes; i++)
+    free(cs->maxes[i].name);
+  free(cs->maxes);
   memset(cs, 0, sizeof(*cs));
 }
 
@@ -317,10 +319,6 @@ static int cmp_participant(const void *a, const void *b) {
                 ((const tally_participant_t *)b)->id);
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Loads the file at path (name is its base name) into cs. */
 static int load_file(tally_contestset_t *cs, const char *path, const char *name,
                      tally_diag_t *d) {
@@ -356,50 +354,25 @@ static int load_file(tally_contestset_t *cs, const char *path, const char *name,
   return rc;
 }
 
+static bool any_json(const char *name) {
+  (void)name;
+  return true;
+}
+
 int tally_contestset_load(tally_contestset_t *cs, const char *dir,
                           bool in_tasks, tally_diag_t *d) {
-  DIR *dh = opendir(dir);
-  if (dh == NULL) {
-    tally_diag_add(d, NULL, "%s: %s", dir, strerror(errno));
-    return TALLY_EIO;
-  }
-  char **names = NULL;
-  size_t n = 0;
-  int rc = 0;
-  struct dirent *e;
-  while ((e = readdir(dh)) != NULL) {
-    const char *name = e->d_name;
-    if (name[0] == '.' || !ends_with(name, ".json") ||
-        (in_tasks && !tally_contest_file(name)))
-      continue;
-    char **grown = realloc(names, (n + 1) * sizeof(*names));
-    if (grown == NULL || (grown[n] = strdup(name)) == NULL) {
-      if (grown != NULL)
-        names = grown;
-      rc = tally_diag_add(d, NULL, "%s: out of memory", dir);
-      break;
-    }
-    names = grown;
-    n++;
-  }
-  closedir(dh);
-  if (n > 1)
-    qsort(names, n, sizeof(*names), cmp_str);
-  for (size_t i = 0; i < n && rc != TALLY_ENOMEM; i++) {
-    size_t need = strlen(dir) + strlen(names[i]) + 2;
-    char *path = malloc(need);
-    if (path == NULL) {
-      rc = tally_diag_add(d, NULL, "%s: out of memory", dir);
-      break;
-    }
-    snprintf(path, need, "%s/%s", dir, names[i]);
-    if (load_file(cs, path, names[i], d) != 0)
+  char **paths;
+  size_t n;
+  int rc = tally_json_files(dir, in_tasks ? tally_contest_file : any_json,
+                            &paths, &n, d);
+  if (rc != 0)
+    return rc;
+  for (size_t i = 0; i < n; i++) {
+    const char *slash = strrchr(paths[i], '/');
+    if (load_file(cs, paths[i], slash != NULL ? slash + 1 : paths[i], d) != 0)
       rc = TALLY_ECONFIG;
-    free(path);
   }
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
+  tally_free_paths(paths, n);
   if (cs->count > 1)
     qsort(cs->contests, cs->count, sizeof(*cs->contests), cmp_contest);
   for (size_t i = 1; i < cs->count; i++)
@@ -472,9 +445,22 @@ int tally_contestset_load_beside(tally_contestset_t *cs, const char *tasks_path,
   return rc;
 }
 
-int tally_contestset_check_tasks(const tally_contestset_t *cs,
+int tally_contestset_check_tasks(tally_contestset_t *cs,
                                  const tally_taskset_t *ts, tally_diag_t *d) {
   int rc = 0;
+  /* ts is sorted by name: so are the maxima. */
+  cs->maxes = calloc(ts->count + 1, sizeof(*cs->maxes));
+  if (cs->maxes == NULL)
+    return tally_diag_add(d, NULL, "out of memory");
+  for (size_t i = 0; i < ts->count; i++) {
+    const tally_task_t *t = ts->entries[i].task;
+    tally_task_max_t *m = &cs->maxes[cs->nmaxes];
+    if ((m->name = strdup(t->name)) == NULL)
+      return tally_diag_add(d, NULL, "out of memory");
+    m->max_score = t->max_score;
+    m->max_public_score = t->max_public_score;
+    cs->nmaxes++;
+  }
   for (size_t i = 0; i < cs->count; i++) {
     const tally_contest_t *c = &cs->contests[i];
     for (size_t k = 0; k < c->ntasks; k++) {
@@ -491,4 +477,19 @@ int tally_contestset_check_tasks(const tally_contestset_t *cs,
     }
   }
   return rc;
+}
+
+const tally_task_max_t *tally_contestset_max(const tally_contestset_t *cs,
+                                             const char *name) {
+  for (size_t lo = 0, hi = cs->nmaxes; lo < hi;) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(cs->maxes[mid].name, name);
+    if (c == 0)
+      return &cs->maxes[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
 }

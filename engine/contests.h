@@ -37,9 +37,17 @@ typedef struct tally_participant_s {
   char *team; /* or NULL */
 } tally_participant_t;
 
+/* A task's largest scores, for a board's colours. */
+typedef struct tally_task_max_s {
+  char *name;
+  double max_score, max_public_score;
+} tally_task_max_t;
+
 typedef struct tally_contestset_s {
   tally_contest_t *contests; /* sorted by name */
   size_t count;
+  tally_task_max_t *maxes; /* every loaded task's, by name */
+  size_t nmaxes;
   tally_participant_t *participants; /* sorted by id */
   size_t nparticipants;
 } tally_contestset_t;
@@ -71,10 +79,16 @@ int tally_contestset_load_beside(tally_contestset_t *cs, const char *tasks_path,
                                  tally_diag_t *d);
 
 /* Checks that every task each contest lists is in ts: an error in d (with
- * the contest's file and the JSON path) for each one that is not. Returns
- * 0 or TALLY_ECONFIG. */
-int tally_contestset_check_tasks(const tally_contestset_t *cs,
+ * the contest's file and the JSON path) for each one that is not; and
+ * notes the largest scores of every task of ts. Returns 0, TALLY_ECONFIG
+ * or TALLY_ENOMEM. */
+int tally_contestset_check_tasks(tally_contestset_t *cs,
                                  const tally_taskset_t *ts, tally_diag_t *d);
+
+/* The largest scores of the task called name (after check_tasks), or
+ * NULL. */
+const tally_task_max_t *tally_contestset_max(const tally_contestset_t *cs,
+                                             const char *name);
 
 /* Whether a file name of a tasks folder is a contest's or the
  * participants' (and so not a task config). */

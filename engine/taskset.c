@@ -315,8 +315,10 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int load_dir(tally_taskset_t *ts, const tally_registry_t *reg,
-                    const char *dir, tally_diag_t *d) {
+int tally_json_files(const char *dir, bool (*keep)(const char *name),
+                     char ***paths, size_t *count, tally_diag_t *d) {
+  *paths = NULL;
+  *count = 0;
   DIR *dh = opendir(dir);
   if (dh == NULL) {
     tally_diag_add(d, NULL, "%s: %s", dir, strerror(errno));
@@ -329,8 +331,7 @@ static int load_dir(tally_taskset_t *ts, const tally_registry_t *reg,
   while ((e = readdir(dh)) != NULL) {
     size_t len = strlen(e->d_name);
     if (len < 6 || e->d_name[0] == '.' ||
-        strcmp(e->d_name + len - 5, ".json") != 0 ||
-        tally_contest_file(e->d_name))
+        strcmp(e->d_name + len - 5, ".json") != 0 || !keep(e->d_name))
       continue;
     char **grown = realloc(names, (n + 1) * sizeof(*names));
     if (grown == NULL) {
@@ -346,18 +347,41 @@ static int load_dir(tally_taskset_t *ts, const tally_registry_t *reg,
     snprintf(names[n++], need, "%s/%s", dir, e->d_name);
   }
   closedir(dh);
-  if (rc != 0)
+  if (rc != 0) {
     tally_diag_add(d, NULL, "%s: out of memory", dir);
+    tally_free_paths(names, n);
+    return rc;
+  }
   if (n > 1)
     qsort(names, n, sizeof(*names), cmp_str);
+  *paths = names;
+  *count = n;
+  return 0;
+}
+
+void tally_free_paths(char **paths, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(paths[i]);
+  free(paths);
+}
+
+static bool is_task_file(const char *name) {
+  return !tally_contest_file(name);
+}
+
+static int load_dir(tally_taskset_t *ts, const tally_registry_t *reg,
+                    const char *dir, tally_diag_t *d) {
+  char **names;
+  size_t n;
+  int rc = tally_json_files(dir, is_task_file, &names, &n, d);
+  if (rc != 0)
+    return rc;
   for (size_t i = 0; i < n && rc != TALLY_ENOMEM; i++) {
     int one = load_one(ts, reg, names[i], d);
     if (one != 0)
       rc = one;
   }
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
+  tally_free_paths(names, n);
   if (rc == 0 && n == 0) {
     tally_diag_add(d, NULL, "%s: no task configs (*.json) in this folder", dir);
     rc = TALLY_ECONFIG;

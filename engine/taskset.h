@@ -2,6 +2,9 @@
 #ifndef TALLY_TASKSET_H
 #define TALLY_TASKSET_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "engine/task.h"
 
 /* The length of a config version: hex digits, without the NUL. */
@@ -63,6 +66,14 @@ const char *tally_taskset_version(const tally_taskset_t *ts,
  * or TALLY_ENOMEM with err naming the file and the cause. */
 int tally_read_file_max(const char *path, size_t max, char **text, size_t *len,
                         char *err, size_t errlen);
+
+/* The paths (dir/NAME, sorted) of the *.json files of dir, hidden ones
+ * left out, for which keep(NAME) is true. Returns 0 with *paths (free
+ * them with tally_free_paths) and *count; or TALLY_EIO or TALLY_ENOMEM
+ * with the cause in d. */
+int tally_json_files(const char *dir, bool (*keep)(const char *name),
+                     char ***paths, size_t *count, tally_diag_t *d);
+void tally_free_paths(char **paths, size_t n);
 
 /* tally_read_file_max with TALLY_DATA_FILE_MAX. */
 int tally_read_file(const char *path, char **text, size_t *len, char *err,
