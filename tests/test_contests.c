@@ -234,8 +234,8 @@ Test(contests, loads_beside_the_tasks_and_names_each_problem) {
 Test(contests, a_job_for_a_task_its_contest_does_not_list_is_refused) {
   tc_setup(dir, sizeof(dir), "contests");
   char cmd[512];
-  snprintf(cmd, sizeof(cmd), "cp -r %s/examples/tasks/. '%s'",
-           TALLY_SOURCE_DIR, dir);
+  snprintf(cmd, sizeof(cmd), "cp -r %s/examples/tasks/. '%s'", TALLY_SOURCE_DIR,
+           dir);
   cr_assert_eq(system(cmd), 0);
   put("c1.contest.json", "{\"name\": \"c1\", \"tasks\": [\"sum\"]}");
   const char *check[] = {"check", dir, NULL};

@@ -536,8 +536,8 @@ static bool fp_check(const char *recompute_sha, const fp_user_t *u, int t) {
   double fs = 0;
   bool fp = false;
   bool fgot = tally_frozen_score(flat, INFINITY, &fs, &fp);
-  cr_assert_eq(fgot, ws->type == REDIS_REPLY_STRING, "u%u t%d step %u",
-               u->user, t, u->steps);
+  cr_assert_eq(fgot, ws->type == REDIS_REPLY_STRING, "u%u t%d step %u", u->user,
+               t, u->steps);
   if (fgot) {
     cJSON *j = cJSON_Parse(ws->str);
     const cJSON *ps = cJSON_GetObjectItemCaseSensitive(j, "public_score");
