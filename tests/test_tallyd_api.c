@@ -359,3 +359,69 @@ Test(tallyd_api, the_public_board_freezes_as_domjudge_does) {
   }
   cr_expect(frozen, "tally contest freeze did not put it back");
 }
+
+/* The event stream: what it sends (public task scores, never a view or
+ * a private score), and a client that comes back with Last-Event-ID gets
+ * what it missed, from Redis, before the live events. */
+Test(tallyd_api, events_resume_from_last_event_id) {
+  char out[700], cmd[1400];
+  snprintf(out, sizeof(out), "%s/events.txt", server.dir);
+  snprintf(cmd, sizeof(cmd),
+           "curl -s -N --max-time 5 -o '%s' "
+           "'http://127.0.0.1:%d/api/contests/c1/events' &",
+           out, port);
+  cr_assert_eq(system(cmd), 0);
+  /* Connected: its first line came. */
+  for (int i = 0; i < 100; i++) {
+    FILE *g = fopen(out, "r");
+    char line[64] = "";
+    bool up = g != NULL && fgets(line, sizeof(line), g) != NULL;
+    if (g != NULL)
+      fclose(g);
+    if (up)
+      break;
+    usleep(50000);
+  }
+  push_jobs();
+  usleep(4000000);
+  FILE *f = fopen(out, "r");
+  cr_assert_not_null(f);
+  static char text[1 << 16];
+  size_t n = fread(text, 1, sizeof(text) - 1, f);
+  text[n] = '\0';
+  fclose(f);
+  cr_expect(has(text, "retry: 1000\n"), "%s", text);
+  cr_expect(has(text, "event: score\ndata: {\"participant\":\"alice\","
+                      "\"task\":\"sum\",\"score\":10.5,\"partial\":false}"),
+            "%s", text);
+  cr_expect_not(has(text, "SECRET"), "%s", text);
+  cr_expect_not(has(text, "42"), "a private score: %s", text);
+  cr_expect_not(has(text, "\"view"), "a view: %s", text);
+  /* The first event's id, and the number of events. */
+  const char *first = strstr(text, "id: ");
+  cr_assert_not_null(first, "%s", text);
+  char id[64];
+  sscanf(first + 4, "%63s", id);
+  int events = 0;
+  for (const char *p = text; (p = strstr(p, "\nid: ")) != NULL; p++)
+    events++;
+  events += strncmp(text, "id: ", 4) == 0;
+  cr_expect_eq(events, 3, "alice, bob and carol: %s", text);
+
+  char extra[200];
+  snprintf(extra, sizeof(extra), "-N --max-time 2 -H 'Last-Event-ID: %s'", id);
+  td_http_t r = td_http(server.dir, port, "/api/contests/c1/events", extra);
+  /* The workers finish in either order: whoever came first is not sent
+   * again, the two others are. */
+  cr_expect_not(has(r.body, id), "the event it had already: %s", r.body);
+  const char *who[] = {"alice", "bob", "carol"};
+  const char *after = strstr(first, "\"participant\":\"");
+  cr_assert_not_null(after);
+  for (int k = 0; k < 3; k++) {
+    char want[64];
+    snprintf(want, sizeof(want), "\"participant\":\"%s\"", who[k]);
+    bool was_first = strncmp(after, want, strlen(want)) == 0;
+    cr_expect_eq(has(r.body, want), !was_first, "%s: %s", who[k], r.body);
+  }
+  free(r.body);
+}
