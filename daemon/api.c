@@ -1040,8 +1040,10 @@ static const char *feed(tally_api_t *a, const redisReply *entries,
     tally_buf_reset(&a->scratch);
     bool shown = name != NULL && fc == NULL && event_text(&a->scratch, id, ev);
     unsigned long long ms, seq;
-    if (!parse_id(id, &ms, &seq))
+    if (!parse_id(id, &ms, &seq)) {
+      cJSON_Delete(ev);
       continue;
+    }
     for (tally_sse_t *e = only != NULL ? only : a->sses; e != NULL;
          e = only != NULL ? NULL : e->next) {
       if ((only == NULL && !e->live) || e->at_ms > ms ||
