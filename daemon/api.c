@@ -7,6 +7,7 @@
 #include "config/error.h"
 #include "daemon/freeze.h"
 #include "daemon/page.h"
+#include "engine/engine.h"
 #include "redis/keys.h"
 
 #include <cjson/cJSON.h>
@@ -675,6 +676,13 @@ static void build_participant(areq_t *q, tally_buf_t *b) {
   }
   tally_buf_puts(b, "},\"submissions\":[");
   size_t put = 0;
+  const tally_scoring_t *sc_set = q->a->scoring;
+  tally_engine_t engine_s, *engine = NULL;
+  if (sc_set != NULL && sc_set->ok) {
+    tally_engine_init(&engine_s, &sc_set->tasks);
+    engine_s.contests = q->a->contests;
+    engine = &engine_s;
+  }
   for (size_t i = 0; i < q->nrows; i++) {
     row_t *w = &q->rows[i];
     /* fields: summary, tokened */
@@ -716,9 +724,27 @@ static void build_participant(areq_t *q, tally_buf_t *b) {
       tally_buf_puts(b, ",\"score\":");
       tally_json_num(b, sc->valuedouble);
     }
+    /* The view: public, or full once tokened (or for the operator),
+     * rebuilt from the stored job with the current config. */
+    if (engine != NULL && w->nfields > 2 && w->fields[2][0] != '\0') {
+      tally_buf_t out;
+      tally_buf_init(&out);
+      if (tally_engine_score(engine, w->fields[2], strlen(w->fields[2]), NULL,
+                             &out) == 0) {
+        tally_buf_reset(&out);
+        if (tally_engine_view(engine, tokened || q->private_view, &out) == 0 &&
+            out.len > 0) {
+          tally_buf_puts(b, ",\"view\":");
+          tally_buf_put(b, out.data, out.len);
+        }
+      }
+      tally_buf_close(&out);
+    }
     tally_buf_putc(b, '}');
     cJSON_Delete(s);
   }
+  if (engine != NULL)
+    tally_engine_close(engine);
   tally_buf_puts(b, "]}\n");
 }
 
@@ -1377,8 +1403,8 @@ static void after_first(areq_t *q) {
     row_t *w = &q->rows[i];
     if (q->kind == REQ_PARTICIPANT) {
       snprintf(key, sizeof(key), "%s:submission:%s", q->a->prefix, w->id);
-      const char *argv[] = {"HMGET", key, "summary", "tokened"};
-      ask(q, GOT_FIELDS, w, 4, argv);
+      const char *argv[] = {"HMGET", key, "summary", "tokened", "job"};
+      ask(q, GOT_FIELDS, w, 5, argv);
       continue;
     }
     if (tally_rescore_key(part, sizeof(part), "", "", w->id) != 0)

@@ -23,15 +23,28 @@
 #include "daemon/http.h"
 #include "daemon/log.h"
 #include "engine/contests.h"
+#include "engine/registry.h"
+#include "engine/taskset.h"
 #include "redis/redis.h"
 #include "redis/tokens.h"
 
 typedef struct tally_sse_s tally_sse_t;
 
+/* The task configs tallyd checked, kept to rebuild a submission's view
+ * for its participant's endpoint (from the stored job, with the current
+ * config). Only without plugins: a plugin runs in the workers alone, so
+ * that its crash never takes tallyd down. */
+typedef struct tally_scoring_s {
+  bool ok;
+  tally_registry_t reg;
+  tally_taskset_t tasks;
+} tally_scoring_t;
+
 typedef struct tally_api_s {
   const char *prefix; /* borrowed */
   const tally_contestset_t
-      *contests; /* borrowed: tallyd's, replaced on reload */
+      *contests;                  /* borrowed: tallyd's, replaced on reload */
+  const tally_scoring_t *scoring; /* borrowed, replaced on reload; NULL */
   tally_log_t *log;
   char *token; /* the operator's, or NULL: no private view */
   /* Private. */

@@ -83,6 +83,7 @@ typedef struct tallyd_s {
   /* The contest configs in force (the API reads them), and those a
    * reload checked, to put in force with its snapshot. */
   tally_contestset_t contests, reload_contests;
+  tally_scoring_t scoring, reload_scoring; /* kept for the API's views */
 } tallyd_t;
 
 /* The task configs the workers load are a private copy, a snapshot, made
@@ -381,7 +382,7 @@ static void snapshot_dir(const tallyd_t *t, const char *path, char *dir,
  * exit one after another. Logs every error, naming the operator's files
  * rather than the snapshot's. */
 static int check_config(tallyd_t *t, const char *path,
-                        tally_contestset_t *contests) {
+                        tally_contestset_t *contests, tally_scoring_t *keep) {
   tally_registry_t reg;
   tally_plugins_t plugins;
   tally_taskset_t tasks;
@@ -427,6 +428,15 @@ static int check_config(tallyd_t *t, const char *path,
   } else {
     tally_log(&t->log, TALLY_LOG_INFO, "config", "%s: %zu tasks, %zu contests",
               t->set.tasks, tasks.count, contests->count);
+    if (t->set.plugins == NULL) {
+      /* Kept for the views of the results API (daemon/api.h). */
+      keep->reg = reg;
+      keep->tasks = tasks;
+      keep->ok = true;
+      tally_diag_close(&d);
+      tally_plugins_close(&plugins);
+      return 0;
+    }
   }
   tally_diag_close(&d);
   tally_taskset_close(&tasks);
@@ -435,17 +445,25 @@ static int check_config(tallyd_t *t, const char *path,
   return rc;
 }
 
+static void scoring_close(tally_scoring_t *s) {
+  if (s->ok) {
+    tally_taskset_close(&s->tasks);
+    tally_registry_close(&s->reg);
+  }
+  s->ok = false;
+}
+
 /* Snapshots and checks the task configs. Returns 0 with *path set (the
  * caller frees it), or an error, logged, with the snapshot removed. */
-static int load_configs(tallyd_t *t, char **path,
-                        tally_contestset_t *contests) {
+static int load_configs(tallyd_t *t, char **path, tally_contestset_t *contests,
+                        tally_scoring_t *keep) {
   char err[1024], dir[PATH_MAX];
   int rc = snapshot(t, path, err, sizeof(err));
   if (rc != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
     return rc;
   }
-  rc = check_config(t, *path, contests);
+  rc = check_config(t, *path, contests, keep);
   if (rc != 0) {
     snapshot_dir(t, *path, dir, sizeof(dir));
     remove_dir(dir);
@@ -554,6 +572,7 @@ static void apply_reload(tallyd_t *t, char *path) {
     tally_log(&t->log, TALLY_LOG_ERROR, "reload",
               "out of memory: the old config stays in force");
     tally_contestset_close(&t->reload_contests);
+    scoring_close(&t->reload_scoring);
     char dir[PATH_MAX];
     snapshot_dir(t, path, dir, sizeof(dir));
     remove_dir(dir);
@@ -581,6 +600,9 @@ static void apply_reload(tallyd_t *t, char *path) {
   tally_contestset_close(&t->contests);
   t->contests = t->reload_contests;
   tally_contestset_init(&t->reload_contests);
+  scoring_close(&t->scoring);
+  t->scoring = t->reload_scoring;
+  t->reload_scoring.ok = false;
   t->ops.reloads_accepted++;
   tally_log(&t->log, TALLY_LOG_INFO, "reload",
             "workers are being replaced with the new config");
@@ -599,7 +621,8 @@ static void apply_reload(tallyd_t *t, char *path) {
 static void reload_work(uv_work_t *req) {
   tallyd_t *t = req->data;
   t->reload_path = NULL;
-  t->reload_rc = load_configs(t, &t->reload_path, &t->reload_contests);
+  t->reload_rc =
+      load_configs(t, &t->reload_path, &t->reload_contests, &t->reload_scoring);
 }
 
 /* Back on the loop: the new snapshot goes to the pool and the rescore child. */
@@ -610,6 +633,7 @@ static void reload_done(uv_work_t *req, int status) {
   t->reloading = false;
   if (status != 0 || t->reload_rc != 0 || t->stopping) {
     tally_contestset_close(&t->reload_contests);
+    scoring_close(&t->reload_scoring);
     if (path != NULL) {
       char dir[PATH_MAX];
       snapshot_dir(t, path, dir, sizeof(dir));
@@ -817,7 +841,7 @@ static int start(tallyd_t *t) {
     t->snap_root[0] = '\0';
     return EXIT_FAILED;
   }
-  if (load_configs(t, &t->snap, &t->contests) != 0)
+  if (load_configs(t, &t->snap, &t->contests, &t->scoring) != 0)
     return EXIT_CONFIG;
   const char *url = t->set.redis;
   if (url != NULL) {
@@ -919,6 +943,7 @@ static int start(tallyd_t *t) {
   if (t->http_up) {
     t->api.prefix = t->set.prefix;
     t->api.contests = &t->contests;
+    t->api.scoring = &t->scoring;
     t->api.log = &t->log;
     if (tally_api_init(&t->api, t->loop, url, t->set.http_token_file, err,
                        sizeof(err)) != 0) {
@@ -1030,6 +1055,8 @@ int main(int argc, char **argv) {
   tally_notify_close(&t.notify);
   tally_contestset_close(&t.contests);
   tally_contestset_close(&t.reload_contests);
+  scoring_close(&t.scoring);
+  scoring_close(&t.reload_scoring);
   tally_settings_close(&t.set);
   return t.exit_code;
 }

@@ -193,9 +193,13 @@ Test(tallyd_api, serves_contests_rankings_and_a_participants_scores) {
   cr_assert_eq(r.status, 200, "%s", r.body);
   cr_expect(has(r.body, "\"submission\":\"s1\",\"task\":\"sum\","
                         "\"timestamp\":10,\"tokened\":false,"
-                        "\"public_score\":10.5}"),
+                        "\"public_score\":10.5,\"view\":{"),
             "%s", r.body);
   cr_expect_not(has(r.body, "42"), "untokened: no private score: %s", r.body);
+  /* Its public view, rebuilt from the stored job: no private outcome. */
+  cr_expect(has(r.body, "\"view\":{\"score\":10.5,\"max_score\":10.5"), "%s",
+            r.body);
+  cr_expect_not(has(r.body, "SECRET"), "%s", r.body);
   free(r.body);
   /* After a token, the private score of that submission shows. */
   td_push(c,
@@ -211,6 +215,12 @@ Test(tallyd_api, serves_contests_rankings_and_a_participants_scores) {
       usleep(100000);
   }
   cr_expect(seen, "the tokened submission's score");
+  /* Tokened: the full view, private outcomes and all, for alice. */
+  r = get("/api/contests/c1/participants/alice", t.out);
+  cr_expect(has(r.body, "\"view\":{\"score\":42,\"max_score\":42"), "%s",
+            r.body);
+  cr_expect(has(r.body, "SECRET-alice-outcome"), "%s", r.body);
+  free(r.body);
   /* The token of one participant opens no other's endpoint. */
   r = get("/api/contests/c1/participants/bob", t.out);
   cr_expect_eq(r.status, 401, "%s", r.body);
@@ -252,11 +262,11 @@ Test(tallyd_api, no_endpoint_gives_a_private_score_or_outcome_without_a_token) {
       free(r.body);
     }
   }
-  /* With the operator's token, the private ones open, still without an
-   * outcome's text. */
+  /* With the operator's token, the private ones open: the operator sees
+   * the full view. */
   td_http_t r = get("/api/contests/c1/participants/bob", TOKEN);
   cr_expect_eq(r.status, 200, "%s", r.body);
-  cr_expect_not(has(r.body, "SECRET"), "%s", r.body);
+  cr_expect(has(r.body, "SECRET-bob-outcome"), "%s", r.body);
   free(r.body);
 }
 
