@@ -28,7 +28,6 @@ struct tally_sse_s {
   tally_http_stream_t stream;
   tally_api_t *a;
   char contest[256];
-  char cursor[48]; /* where it starts (Last-Event-ID, or the tail) */
   unsigned long long at_ms, at_seq; /* the last entry given or skipped */
   bool live;                        /* caught up: the tail feeds it */
   bool catching;                    /* an XRANGE of its own in flight */
@@ -1124,7 +1123,7 @@ static void on_catch_up(tally_redis_t *rd, redisReply *reply, void *priv) {
     e->live = true;
 }
 
-/* The entries after e's cursor, up to SSE_BATCH, until it reaches the
+/* The entries after e's last one, up to SSE_BATCH, until it reaches the
  * tail. */
 static void catch_up(tally_sse_t *e) {
   tally_api_t *a = e->a;
@@ -1311,8 +1310,7 @@ static int start_events(tally_api_t *a, tally_http_req_t *r,
   const char *from = tally_http_header(r, "Last-Event-ID");
   unsigned long long ms, seq;
   bool resume = from != NULL && parse_id(from, &ms, &seq);
-  snprintf(e->cursor, sizeof(e->cursor), "%s", resume ? from : a->tail_id);
-  parse_id(e->cursor, &e->at_ms, &e->at_seq);
+  parse_id(resume ? from : a->tail_id, &e->at_ms, &e->at_seq);
   e->next = a->sses;
   if (a->sses != NULL)
     a->sses->prev = e;
@@ -1326,8 +1324,7 @@ static int start_events(tally_api_t *a, tally_http_req_t *r,
     /* A frozen board is not replayed event by event: the page loads it
      * again, as it is, and follows from now. */
     tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
-    snprintf(e->cursor, sizeof(e->cursor), "%s", a->tail_id);
-    parse_id(e->cursor, &e->at_ms, &e->at_seq);
+    parse_id(a->tail_id, &e->at_ms, &e->at_seq);
     e->live = true;
   } else if (resume && at_before(e, a->tail_id)) {
     catch_up(e);
