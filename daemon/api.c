@@ -331,21 +331,27 @@ enum { GOT_ZSET, GOT_NAMES, GOT_FIELDS, GOT_SELF, GOT_PLACE };
 static void add_frozen(areq_t *q, row_t *w, const char *task, double score,
                        bool partial) {
   char **grown = realloc(w->fields, (w->nfields + 2) * sizeof(char *));
+  if (grown == NULL) {
+    fail(q, "%s", "out of memory");
+    return;
+  }
+  w->fields = grown;
   tally_buf_t j;
   tally_buf_init(&j);
   tally_buf_puts(&j, "{\"public_score\":");
   tally_json_num(&j, score);
   tally_buf_puts(&j, partial ? ",\"partial\":true}" : ",\"partial\":false}");
-  if (grown == NULL || j.oom) {
-    free(grown == NULL ? NULL : (w->fields = grown, NULL));
-    tally_buf_close(&j);
+  char *name = strdup(task);
+  char *text = j.oom ? NULL : strdup(tally_buf_text(&j));
+  tally_buf_close(&j);
+  if (name == NULL || text == NULL) {
+    free(name);
+    free(text);
     fail(q, "%s", "out of memory");
     return;
   }
-  w->fields = grown;
-  w->fields[w->nfields++] = strdup(task);
-  w->fields[w->nfields++] = strdup(tally_buf_text(&j));
-  tally_buf_close(&j);
+  w->fields[w->nfields++] = name;
+  w->fields[w->nfields++] = text;
 }
 
 static void on_reply(tally_redis_t *rd, redisReply *reply, void *priv) {
