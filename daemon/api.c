@@ -39,6 +39,7 @@ struct tally_sse_s {
 };
 
 static void on_tail_up(tally_redis_t *rd);
+static const char *event_contest(const cJSON *ev, char num[32]);
 static void on_keepalive(uv_timer_t *t);
 static void sse_flush(tally_sse_t *e);
 
@@ -694,14 +695,10 @@ static void build_participant(areq_t *q, tally_buf_t *b) {
     if (w->nfields < 2)
       continue;
     cJSON *s = cJSON_Parse(w->fields[0]);
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(s, "contest");
-    const char *cname = cJSON_IsString(c) ? c->valuestring : "default";
     char num[32];
-    if (cJSON_IsNumber(c)) {
-      snprintf(num, sizeof(num), "%.0f", c->valuedouble);
-      cname = num;
-    }
-    if (s == NULL || strcmp(cname, q->contest) != 0) {
+    const char *cname = s != NULL ? event_contest(s, num) : NULL;
+    if (s == NULL ||
+        strcmp(cname != NULL ? cname : "default", q->contest) != 0) {
       cJSON_Delete(s);
       continue;
     }
