@@ -391,6 +391,7 @@ static const char *set_listen(const setting_t *k, const value_t *v, parse_t *p,
     snprintf(msg + n, len - n, ", or off");
     return msg;
   }
+  p->s->http_given = true;
   return store_string(k, strdup(v->text), p);
 }
 

@@ -44,6 +44,7 @@ typedef struct tally_settings_s {
   char *http;              /* --http ADDR: "IP:PORT", "[IPv6]:PORT" or "off";
                               default "127.0.0.1:9464" */
   char *http_token_file;   /* --http-token-file FILE, or NULL */
+  bool http_given;         /* --http (or http) was set, not defaulted */
   char *config;            /* --config FILE, or NULL */
 } tally_settings_t;
 

@@ -793,6 +793,16 @@ static void on_watchdog(uv_timer_t *h) {
   tally_notify_send(&t->notify, "WATCHDOG=1");
 }
 
+/* The readiness and status timer, and the watchdog's. Returns 0. */
+static int start_timers(tallyd_t *t) {
+  uv_timer_start(&t->ops_timer, on_ops_tick, OPS_TICK_MS, OPS_TICK_MS);
+  if (t->notify.watchdog_usec > 0) {
+    uint64_t every = t->notify.watchdog_usec / 2000;
+    uv_timer_start(&t->watchdog, on_watchdog, 0, every > 0 ? every : 1);
+  }
+  return 0;
+}
+
 /* Starts the HTTP listener, if --http is not off. Returns 0, or an exit
  * status after logging why. */
 static int start_ops(tallyd_t *t) {
@@ -808,20 +818,24 @@ static int start_ops(tallyd_t *t) {
     t->http.log = &t->log;
     if (tally_http_start(t->loop, &t->http, t->set.http, err, sizeof(err)) !=
         0) {
-      tally_log(&t->log, TALLY_LOG_ERROR, "http", "%s", err);
-      return EXIT_FAILED;
+      if (t->set.http_given) {
+        tally_log(&t->log, TALLY_LOG_ERROR, "http", "%s", err);
+        return EXIT_FAILED;
+      }
+      /* The default address: another tallyd on this machine may hold it
+       * (several daemons on one machine are fine): run without HTTP. */
+      tally_log(&t->log, TALLY_LOG_WARN, "http",
+                "%s; running without HTTP (give --http to choose an "
+                "address, or off)",
+                err);
+      return start_timers(t);
     }
     t->http_up = true;
     t->ops.http = &t->http;
     tally_log(&t->log, TALLY_LOG_INFO, "http",
               "listening on %s: /metrics, /healthz, /readyz", t->http.where);
   }
-  uv_timer_start(&t->ops_timer, on_ops_tick, OPS_TICK_MS, OPS_TICK_MS);
-  if (t->notify.watchdog_usec > 0) {
-    uint64_t every = t->notify.watchdog_usec / 2000;
-    uv_timer_start(&t->watchdog, on_watchdog, 0, every > 0 ? every : 1);
-  }
-  return 0;
+  return start_timers(t);
 }
 
 /* Starts everything; returns 0, or an exit status after logging why. */

@@ -44,8 +44,10 @@ int td_start(td_daemon_t *d, const tr_redis_t *server, const char *name,
   argv[n++] = "--worker";
   argv[n++] = TALLY_BINARY_DIR "/tally-worker";
   /* A port of its own: tests run side by side (args may say otherwise). */
-  argv[n++] = "--http";
-  argv[n++] = "127.0.0.1:0";
+  if (!d->default_http) {
+    argv[n++] = "--http";
+    argv[n++] = "127.0.0.1:0";
+  }
   for (int i = 0; args && args[i] && n < 62; i++)
     argv[n++] = args[i];
   argv[n] = NULL;

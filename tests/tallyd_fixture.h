@@ -18,6 +18,7 @@ typedef struct td_daemon_s {
   char log[400];     /* its stderr, appended across restarts */
   char consumer[64]; /* --consumer */
   char mark[64];     /* TD_MARK in its environment (and its workers') */
+  bool default_http; /* leave --http to its default, not a port of its own */
 } td_daemon_t;
 
 /* Starts tallyd on server's socket (none when its url is empty) with --tasks

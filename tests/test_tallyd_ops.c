@@ -357,6 +357,31 @@ Test(tallyd_ops, a_port_in_use_or_a_bad_address_stops_tallyd) {
              "no message naming the flag");
 }
 
+/* Several tallyd on one machine: with --http left to its default, one
+ * that finds the default port taken runs without HTTP and says so. */
+Test(tallyd_ops, the_default_port_taken_means_no_http_not_no_tallyd) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_port = htons(9464),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  /* Taken by us, or already by someone else: taken either way. */
+  if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+    listen(fd, 1);
+  daemon_.default_http = true;
+  start(NULL, NULL);
+  char ids[3][64];
+  td_push_many(c, 3, ids);
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, 3, 20000) == 3,
+             "tallyd did not score without its HTTP port");
+  TD_REQUIRE(&daemon_,
+             td_log_has(&daemon_, "running without HTTP (give --http to "
+                                  "choose an address, or off)"),
+             "no warning about the port");
+  close(fd);
+}
+
 /* systemd's side of the notify protocol: a datagram socket at path (an
  * abstract one when it starts with '@'). */
 static int notify_socket(const char *path) {
