@@ -45,6 +45,14 @@ static void setup(void) {
       "{\"name\": \"c1\", \"title\": \"Contest One\", \"tasks\": [\"sum\", "
       "\"aplusb\"], \"start\": \"2026-01-01T09:00:00Z\", \"end\": "
       "\"2026-01-01T14:00:00Z\", \"score_precision\": 1}");
+  /* An arena: an answer task, ranked by Elo. */
+  snprintf(cmd, sizeof(cmd),
+           "cp '%s/examples/challenges/tasks/cipher.json' '%s'",
+           TALLY_SOURCE_DIR, tasks);
+  cr_assert_eq(system(cmd), 0);
+  put("arena.contest.json",
+      "{\"name\": \"arena\", \"tasks\": [\"cipher\"], \"ranking\": "
+      "\"elo\"}");
   /* Frozen since 2026-01-01T12:00:00Z (1767268800) until 2099. */
   put("c2.contest.json",
       "{\"name\": \"c2\", \"tasks\": [\"sum\"], \"start\": "
@@ -440,5 +448,48 @@ Test(tallyd_api, events_resume_from_last_event_id) {
     bool was_first = strncmp(after, want, strlen(want)) == 0;
     cr_expect_eq(has(r.body, want), !was_first, "%s: %s", who[k], r.body);
   }
+  free(r.body);
+}
+
+/* An arena contest's board is its Elo table: rating, matches, W/D/L. */
+Test(tallyd_api, an_arena_ranks_by_elo_with_wins_draws_and_losses) {
+  char path[700];
+  snprintf(path, sizeof(path), "%s/examples/challenges/jobs.jsonl",
+           TALLY_SOURCE_DIR);
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  char line[4096];
+  int n = 0;
+  while (fgets(line, sizeof(line), f) != NULL) {
+    line[strcspn(line, "\n")] = '\0';
+    td_push(c, line, NULL);
+    n++;
+  }
+  fclose(f);
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, n, 20000) == n, "outcomes");
+  td_http_t r = get("/api/contests/arena/ranking", NULL);
+  cr_assert_eq(r.status, 200, "%s", r.body);
+  cJSON *j = cJSON_Parse(r.body);
+  cr_assert_not_null(j, "%s", r.body);
+  cr_expect_str_eq(ts_str_at(j, "ranking"), "elo");
+  cr_assert(ts_len_at(j, "rows") >= 1, "%s", r.body);
+  cr_expect(ts_num_at(j, "rows[0].rating") > 0, "%s", r.body);
+  cr_expect(ts_num_at(j, "rows[0].matches") >= 1, "%s", r.body);
+  cr_expect_eq(ts_num_at(j, "rows[0].rank"), 1);
+  /* The rating is the one tallyd keeps. */
+  char key[200];
+  snprintf(key, sizeof(key), "tally:{arena}:elo");
+  redisReply *z =
+      redisCommand(c, "ZSCORE %s %s", key, ts_str_at(j, "rows[0].participant"));
+  cr_expect(z && z->type == REDIS_REPLY_STRING &&
+                strtod(z->str, NULL) == ts_num_at(j, "rows[0].rating"),
+            "%s", r.body);
+  freeReplyObject(z);
+  cJSON_Delete(j);
+  free(r.body);
+  r = get("/contests/arena", NULL);
+  cr_expect(has(r.body, "<th>Rating</th><th>Matches</th><th>W/D/L</th>"), "%s",
+            r.body);
+  cr_expect(has(r.body, "data-ranking=\"elo\""), "%s", r.body);
   free(r.body);
 }
