@@ -152,6 +152,14 @@ static void on_up(tally_redis_t *rd) {
   tally_redis_command(rd, API_TIMEOUT_MS, on_secret, NULL, 5, argv, lens);
 }
 
+void tally_scoring_close(tally_scoring_t *s) {
+  if (s->ok) {
+    tally_taskset_close(&s->tasks);
+    tally_registry_close(&s->reg);
+  }
+  s->ok = false;
+}
+
 int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
                    const char *token_file, char *err, size_t errlen) {
   a->loop = loop;

@@ -40,6 +40,9 @@ typedef struct tally_scoring_s {
   tally_taskset_t tasks;
 } tally_scoring_t;
 
+/* Frees s's configs, if it holds any. */
+void tally_scoring_close(tally_scoring_t *s);
+
 typedef struct tally_api_s {
   const char *prefix; /* borrowed */
   const tally_contestset_t

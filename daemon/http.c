@@ -198,7 +198,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     /* Resumed: the handler has answered. */
     return r->answered ? send_reply(r) : MHD_YES;
   }
-  h->requests++;
+  /* Read by /metrics on the main loop. */
+  __atomic_add_fetch(&h->requests, 1, __ATOMIC_RELAXED);
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
     /* Whatever it uploads is not read: the connection closes after. */
     *upload_len = 0;

@@ -1,7 +1,8 @@
 /* tallyd's HTTP listener, served from its libuv loop by libmicrohttpd in
  * external-epoll mode: MHD's epoll descriptor is watched by a uv_poll_t,
  * and MHD's own timeouts are driven by a uv_timer_t. No thread, and no
- * HTTP parsing of ours (docs/operations.md#http). Only GET and HEAD are
+ * HTTP parsing of ours (docs/operations.md#http); the loop is one of
+ * its own, on a thread of its own (daemon/front.h). Only GET and HEAD are
  * answered; a handler of the caller's writes each answer. */
 #ifndef TALLY_HTTP_H
 #define TALLY_HTTP_H
@@ -90,7 +91,7 @@ struct tally_http_s {
   /* Read-only for users. */
   char where[80]; /* the address bound, with its port: "127.0.0.1:9464" */
   unsigned max_connections; /* the limit in force */
-  uint64_t requests;
+  uint64_t requests;        /* atomic: another thread may read it */
   /* Private. */
   uv_loop_t *loop;
   struct MHD_Daemon *mhd;

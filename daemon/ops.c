@@ -153,7 +153,7 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
                       (double)o->reloads_refused);
   if (o->http != NULL)
     counter(b, "tally_http_requests_total", "HTTP requests answered",
-            o->http->requests);
+            __atomic_load_n(&o->http->requests, __ATOMIC_RELAXED));
 }
 
 bool tally_ops_ready(const tally_ops_t *o, char *why, size_t whylen) {
@@ -169,17 +169,11 @@ bool tally_ops_ready(const tally_ops_t *o, char *why, size_t whylen) {
   return true;
 }
 
-bool tally_ops_handle(tally_http_t *h, tally_http_req_t *r) {
-  const tally_ops_t *o = h->data;
-  const char *path = r->path;
-  tally_http_reply_t *out = &r->reply;
-  int api;
+void tally_ops_answer(const tally_ops_t *o, const char *path,
+                      tally_http_reply_t *out) {
   if (strcmp(path, "/metrics") == 0) {
     out->type = "text/plain; version=0.0.4; charset=utf-8";
     tally_ops_metrics(o, &out->body);
-  } else if (strcmp(path, "/healthz") == 0) {
-    /* Answered at all means the loop turns. */
-    tally_buf_puts(&out->body, "ok\n");
   } else if (strcmp(path, "/readyz") == 0) {
     char why[512];
     if (tally_ops_ready(o, why, sizeof(why))) {
@@ -189,12 +183,8 @@ bool tally_ops_handle(tally_http_t *h, tally_http_req_t *r) {
       tally_buf_puts(&out->body, why);
       tally_buf_putc(&out->body, '\n');
     }
-  } else if (o->api_cb != NULL && (api = o->api_cb(o->api, r)) != 0) {
-    return api == 1;
   } else {
-    out->status = 404;
-    tally_buf_puts(&out->body,
-                   "not found: tallyd serves /metrics, /healthz and /readyz\n");
+    /* /healthz: answered at all means the main loop turns. */
+    tally_buf_puts(&out->body, "ok\n");
   }
-  return true;
 }

@@ -1,6 +1,7 @@
 /* What tallyd shows an operator over HTTP (docs/operations.md#http):
  * /metrics in Prometheus's text format, /healthz and /readyz. Everything
- * is read from the loop's own state when asked; nothing here blocks. */
+ * is read from the main loop's own state when asked; nothing here
+ * blocks. */
 #ifndef TALLY_OPS_H
 #define TALLY_OPS_H
 
@@ -14,18 +15,16 @@
 typedef struct tally_ops_s {
   tally_dispatch_t *disp;   /* borrowed */
   tally_pool_t *pool;       /* borrowed; NULL while it is not up */
-  const tally_http_t *http; /* borrowed; NULL when off */
+  const tally_http_t *http; /* borrowed (its loop is another thread's);
+                              NULL when off */
   uint64_t reloads_accepted, reloads_refused;
   double start_time; /* seconds since the epoch */
-  /* The results API (daemon/api.h), or NULL. api_cb returns 0 for a
-   * path it does not serve, 1 once it has filled the reply, 2 when it
-   * will (then it calls tally_http_answer). */
-  void *api;
-  int (*api_cb)(void *api, tally_http_req_t *r);
 } tally_ops_t;
 
-/* The HTTP handler: h->data is a tally_ops_t. */
-bool tally_ops_handle(tally_http_t *h, tally_http_req_t *r);
+/* Answers GET path, one of /metrics, /healthz and /readyz, into out, on
+ * the main loop (daemon/front.h brings the request there). */
+void tally_ops_answer(const tally_ops_t *o, const char *path,
+                      tally_http_reply_t *out);
 
 /* Writes every metric into b. */
 void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b);

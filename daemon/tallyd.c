@@ -3,6 +3,7 @@
 #include "daemon/api.h"
 #include "daemon/dispatch.h"
 #include "daemon/embedded.h"
+#include "daemon/front.h"
 #include "daemon/http.h"
 #include "daemon/notify.h"
 #include "daemon/ops.h"
@@ -57,10 +58,8 @@ typedef struct tallyd_s {
   /* Operations: the HTTP listener, systemd's notify socket, and their
    * timers (docs/operations.md). */
   tally_ops_t ops;
-  tally_http_t http;
+  tally_front_t front; /* HTTP and the results API, on their own thread */
   bool http_up;
-  tally_api_t api; /* the results API, served over http */
-  bool api_up;
   tally_notify_t notify;
   uv_timer_t ops_timer, watchdog;
   bool notified_ready;
@@ -445,14 +444,6 @@ static int check_config(tallyd_t *t, const char *path,
   return rc;
 }
 
-static void scoring_close(tally_scoring_t *s) {
-  if (s->ok) {
-    tally_taskset_close(&s->tasks);
-    tally_registry_close(&s->reg);
-  }
-  s->ok = false;
-}
-
 /* Snapshots and checks the task configs. Returns 0 with *path set (the
  * caller frees it), or an error, logged, with the snapshot removed. */
 static int load_configs(tallyd_t *t, char **path, tally_contestset_t *contests,
@@ -481,11 +472,8 @@ static void on_signal_closed(uv_handle_t *h) {
 }
 
 static void finish(tallyd_t *t) {
-  if (t->api_up)
-    tally_api_close(&t->api, NULL);
-  t->api_up = false;
   if (t->http_up)
-    tally_http_close(&t->http, NULL);
+    tally_front_close(&t->front, NULL);
   t->http_up = false;
   uv_close((uv_handle_t *)&t->ops_timer, NULL);
   uv_close((uv_handle_t *)&t->watchdog, NULL);
@@ -572,7 +560,7 @@ static void apply_reload(tallyd_t *t, char *path) {
     tally_log(&t->log, TALLY_LOG_ERROR, "reload",
               "out of memory: the old config stays in force");
     tally_contestset_close(&t->reload_contests);
-    scoring_close(&t->reload_scoring);
+    tally_scoring_close(&t->reload_scoring);
     char dir[PATH_MAX];
     snapshot_dir(t, path, dir, sizeof(dir));
     remove_dir(dir);
@@ -597,12 +585,22 @@ static void apply_reload(tallyd_t *t, char *path) {
   }
   free(t->snap);
   t->snap = path;
-  tally_contestset_close(&t->contests);
-  t->contests = t->reload_contests;
-  tally_contestset_init(&t->reload_contests);
-  scoring_close(&t->scoring);
-  t->scoring = t->reload_scoring;
-  t->reload_scoring.ok = false;
+  if (t->http_up && t->front.api_up) {
+    /* The API reads them on its own thread. */
+    if (tally_front_configs(&t->front, &t->reload_contests,
+                            &t->reload_scoring) != 0)
+      tally_log(&t->log, TALLY_LOG_ERROR, "reload",
+                "out of memory: the results API keeps the old contests");
+    tally_contestset_close(&t->reload_contests);
+    tally_scoring_close(&t->reload_scoring);
+  } else {
+    tally_contestset_close(&t->contests);
+    t->contests = t->reload_contests;
+    tally_contestset_init(&t->reload_contests);
+    tally_scoring_close(&t->scoring);
+    t->scoring = t->reload_scoring;
+    t->reload_scoring.ok = false;
+  }
   t->ops.reloads_accepted++;
   tally_log(&t->log, TALLY_LOG_INFO, "reload",
             "workers are being replaced with the new config");
@@ -633,7 +631,7 @@ static void reload_done(uv_work_t *req, int status) {
   t->reloading = false;
   if (status != 0 || t->reload_rc != 0 || t->stopping) {
     tally_contestset_close(&t->reload_contests);
-    scoring_close(&t->reload_scoring);
+    tally_scoring_close(&t->reload_scoring);
     if (path != NULL) {
       char dir[PATH_MAX];
       snapshot_dir(t, path, dir, sizeof(dir));
@@ -764,7 +762,7 @@ static void on_ops_tick(uv_timer_t *h) {
     tally_log(&t->log, TALLY_LOG_INFO, "ready",
               "Redis connected, scripts loaded, %s; HTTP %s",
               t->set.workers == 1 ? "the worker is up" : "workers are up",
-              t->http_up ? t->http.where : "off");
+              t->http_up ? t->front.http.where : "off");
     t->status_next = now + STATUS_EVERY_MS;
   }
   if (!t->notified_ready || now < t->status_next)
@@ -813,10 +811,9 @@ static int start_ops(tallyd_t *t) {
   t->ops.pool = t->pool_up ? &t->pool : NULL;
   if (strcmp(t->set.http, "off") != 0) {
     char err[512];
-    t->http.handler = tally_ops_handle;
-    t->http.data = &t->ops;
-    t->http.log = &t->log;
-    if (tally_http_start(t->loop, &t->http, t->set.http, err, sizeof(err)) !=
+    t->front.ops = &t->ops;
+    t->front.log = &t->log;
+    if (tally_front_listen(&t->front, t->loop, t->set.http, err, sizeof(err)) !=
         0) {
       if (t->set.http_given) {
         tally_log(&t->log, TALLY_LOG_ERROR, "http", "%s", err);
@@ -831,9 +828,10 @@ static int start_ops(tallyd_t *t) {
       return start_timers(t);
     }
     t->http_up = true;
-    t->ops.http = &t->http;
+    t->ops.http = &t->front.http;
     tally_log(&t->log, TALLY_LOG_INFO, "http",
-              "listening on %s: /metrics, /healthz, /readyz", t->http.where);
+              "listening on %s: /metrics, /healthz, /readyz",
+              t->front.http.where);
   }
   return start_timers(t);
 }
@@ -955,19 +953,16 @@ static int start(tallyd_t *t) {
   }
   t->disp.data = t;
   if (t->http_up) {
-    t->api.prefix = t->set.prefix;
-    t->api.contests = &t->contests;
-    t->api.scoring = &t->scoring;
-    t->api.log = &t->log;
-    if (tally_api_init(&t->api, t->loop, url, t->set.http_token_file, err,
-                       sizeof(err)) != 0) {
+    if (tally_front_api(&t->front, t->set.prefix, url, t->set.http_token_file,
+                        &t->contests, &t->scoring, err, sizeof(err)) != 0) {
       tally_log(&t->log, TALLY_LOG_ERROR, "api", "%s", err);
       return EXIT_CONFIG;
     }
-    t->api_up = true;
-    t->ops.api = &t->api;
-    t->ops.api_cb = tally_api_route;
-    tally_api_start(&t->api);
+    if (tally_front_start(&t->front) != 0) {
+      tally_log(&t->log, TALLY_LOG_ERROR, "http",
+                "cannot start the HTTP thread");
+      return EXIT_FAILED;
+    }
   }
   tally_log(&t->log, TALLY_LOG_INFO, "start",
             "tallyd %s: %u workers, consumer %s, prefix %s, Redis %s%s",
@@ -1069,8 +1064,8 @@ int main(int argc, char **argv) {
   tally_notify_close(&t.notify);
   tally_contestset_close(&t.contests);
   tally_contestset_close(&t.reload_contests);
-  scoring_close(&t.scoring);
-  scoring_close(&t.reload_scoring);
+  tally_scoring_close(&t.scoring);
+  tally_scoring_close(&t.reload_scoring);
   tally_settings_close(&t.set);
   return t.exit_code;
 }

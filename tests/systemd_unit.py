@@ -192,6 +192,15 @@ def run_test(build, source, work, state):
         uid = re.search(r"^Uid:\s*(\d+)", st, re.M).group(1)
         if uid != str(65534):
             fail(f"tallyd runs as uid {uid}, not nobody")
+        # Of its threads, the HTTP one alone runs at nice 19 (the filter
+        # lets setpriority through, and nothing else of @resources).
+        nices = []
+        for tid in ns.run(["ls", f"/proc/{pid}/task"]).stdout.split():
+            stat = ns.run(["cat", f"/proc/{pid}/task/{tid}/stat"]).stdout
+            nices.append(int(stat.rsplit(")", 1)[1].split()[16]))
+        if sorted(nices)[-1] != 19 or nices.count(19) != 1 or nices[0] != 0:
+            fail(f"the threads' nice values are {nices}, not one 19 and "
+                 "the main thread 0")
         # PrivateTmp, ProtectHome, ProtectSystem and NoExecPaths: in its
         # mounts.
         mounts = {}

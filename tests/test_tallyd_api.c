@@ -493,3 +493,51 @@ Test(tallyd_api, an_arena_ranks_by_elo_with_wins_draws_and_losses) {
   cr_expect(has(r.body, "data-ranking=\"elo\""), "%s", r.body);
   free(r.body);
 }
+
+/* The API runs on a thread of its own: a reload hands it the new contest
+ * configs, which it then serves, while every request meanwhile is
+ * answered by one config or the other. */
+Test(tallyd_api, a_reload_puts_new_contest_configs_in_force) {
+  td_http_t r = get("/api/contests/c3", NULL);
+  cr_expect_eq(r.status, 404, "%s", r.body);
+  cr_expect(has(r.body, "no contest \\\"c3\\\""), "%s", r.body);
+  free(r.body);
+  put("c3.contest.json",
+      "{\"name\": \"c3\", \"title\": \"Contest Three\", \"tasks\": "
+      "[\"aplusb\"]}");
+  put("c1.contest.json",
+      "{\"name\": \"c1\", \"title\": \"Contest One, renamed\", \"tasks\": "
+      "[\"sum\", \"aplusb\"], \"score_precision\": 1}");
+  td_signal(&daemon_, SIGHUP);
+  int i = 0;
+  for (; i < 200; i++) {
+    r = get("/api/contests", NULL);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    bool one = has(r.body, "\"title\":\"Contest One\",");
+    bool both = has(r.body, "\"title\":\"Contest One, renamed\"") &&
+                has(r.body, "\"title\":\"Contest Three\"");
+    cr_assert(one || both, "neither config whole: %s", r.body);
+    if (both)
+      break;
+    free(r.body);
+    usleep(50000);
+  }
+  cr_assert(i < 200, "the reload never reached the API: %s", r.body);
+  free(r.body);
+  r = get("/api/contests/c3", NULL);
+  cr_expect(has(r.body, "\"configured\":true,\"tasks\":[\"aplusb\"]"), "%s",
+            r.body);
+  free(r.body);
+  /* A job for a task c3 does not list is dead-lettered by the workers,
+   * which got the same configs. */
+  char dead[64];
+  td_push(c,
+          "{\"submission\": \"s9\", \"task\": \"sum\", \"participant\": "
+          "\"erin\", \"contest\": \"c3\", \"evaluations\": {}}",
+          dead);
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, 1, 20000) == 1, "outcomes");
+  char *why = td_dead_field(c, dead, "error");
+  cr_expect(why != NULL && strstr(why, "not a task of contest \"c3\""), "%s",
+            why ? why : "(no dead letter)");
+  free(why);
+}
