@@ -333,7 +333,31 @@ typedef struct {
   char *task; /* GOT_PLACE: the place's task */
 } cb_t;
 
-enum { GOT_ZSET, GOT_NAMES, GOT_FIELDS, GOT_SELF, GOT_PLACE };
+enum { GOT_ZSET, GOT_NAMES, GOT_FIELDS, GOT_SELF, GOT_PLACE, GOT_MATCHES };
+
+/* Sets w to a frozen Elo rating: its value, and its counts as the
+ * fields an Elo row holds (matches, wins, draws, losses). */
+static void set_frozen_elo(areq_t *q, row_t *w, const tally_elo_t *e) {
+  unsigned counts[4] = {e->matches, e->wins, e->draws, e->losses};
+  char **fields = calloc(4, sizeof(char *));
+  for (size_t k = 0; fields != NULL && k < 4; k++) {
+    char num[24];
+    snprintf(num, sizeof(num), "%u", counts[k]);
+    if ((fields[k] = strdup(num)) == NULL) {
+      for (size_t j = 0; j < k; j++)
+        free(fields[j]);
+      free(fields);
+      fields = NULL;
+    }
+  }
+  if (fields == NULL) {
+    fail(q, "%s", "out of memory");
+    return;
+  }
+  w->value = e->rating;
+  w->fields = fields;
+  w->nfields = 4;
+}
 
 /* Appends (task, {"public_score","partial"}) to w's fields: a frozen
  * task score. */
@@ -385,6 +409,10 @@ static void on_reply(tally_redis_t *rd, redisReply *reply, void *priv) {
     free(flat);
   } else if (c->what == GOT_NAMES) {
     copy_strings(reply, &q->names, &q->nnames, q);
+  } else if (c->what == GOT_MATCHES) {
+    tally_elo_t e;
+    if (tally_frozen_elo(reply, q->freeze, &e))
+      set_frozen_elo(q, c->w, &e);
   } else if (c->what == GOT_PLACE) {
     double score;
     bool partial;
@@ -569,6 +597,18 @@ static int cmp_rows(const void *x, const void *y) {
   return strcmp(a->id, b->id);
 }
 
+/* A frozen arena's rows: those with a match before the freeze. */
+static void frozen_ratings(areq_t *q) {
+  size_t kept = 0;
+  for (size_t i = 0; i < q->nrows; i++) {
+    if (q->rows[i].nfields == 0)
+      free_row(&q->rows[i]);
+    else
+      q->rows[kept++] = q->rows[i];
+  }
+  q->nrows = kept;
+}
+
 /* A frozen board's rows: each one's total from its frozen task scores,
  * added in task name order as tally adds them; a participant with none
  * before the freeze is not on it. */
@@ -608,7 +648,9 @@ static void build_ranking(areq_t *q, tally_buf_t *b) {
   const tally_contest_t *c = config_of(q);
   bool elo = c != NULL && c->ranking == TALLY_RANKING_ELO;
   bool frozen = q->frozen;
-  if (frozen)
+  if (frozen && elo)
+    frozen_ratings(q);
+  else if (frozen)
     frozen_totals(q);
   /* tally's order: by total, ties by id in byte order, sharing a rank. */
   if (q->nrows > 1)
@@ -791,7 +833,10 @@ static void build_page(areq_t *q, tally_buf_t *b) {
     return;
   }
   const tally_contest_t *c = config_of(q);
-  if (q->frozen)
+  bool elo = c != NULL && c->ranking == TALLY_RANKING_ELO;
+  if (q->frozen && elo)
+    frozen_ratings(q);
+  else if (q->frozen)
     frozen_totals(q);
   if (q->nrows > 1)
     qsort(q->rows, q->nrows, sizeof(row_t), cmp_rows);
@@ -812,7 +857,7 @@ static void build_page(areq_t *q, tally_buf_t *b) {
                          .cs = cs,
                          .tasks = tasks,
                          .ntasks = ntasks,
-                         .elo = c != NULL && c->ranking == TALLY_RANKING_ELO,
+                         .elo = elo,
                          .rows = rows,
                          .nrows = q->nrows,
                          .frozen = q->frozen};
@@ -970,8 +1015,29 @@ static bool event_text(tally_buf_t *b, const char *id, const cJSON *ev) {
 typedef struct {
   tally_api_t *a;
   char contest[256], task[256], id[48];
+  bool elo; /* a rating event: the matches were read, not a place */
   cJSON *who;
 } refreeze_t;
+
+/* A rating event's text, with the rating and counts of e. */
+static void rating_text(tally_buf_t *b, const char *id, const cJSON *who,
+                        const tally_elo_t *e) {
+  tally_buf_puts(b, "id: ");
+  tally_buf_puts(b, id);
+  tally_buf_puts(b, "\nevent: rating\ndata: {\"participant\":");
+  tally_json_value(b, who);
+  tally_buf_puts(b, ",\"rating\":");
+  tally_json_num(b, e->rating);
+  static const char *const keys[] = {"matches", "wins", "draws", "losses"};
+  unsigned counts[4] = {e->matches, e->wins, e->draws, e->losses};
+  for (size_t k = 0; k < 4; k++) {
+    tally_buf_puts(b, ",\"");
+    tally_buf_puts(b, keys[k]);
+    tally_buf_puts(b, "\":");
+    tally_json_num(b, counts[k]);
+  }
+  tally_buf_puts(b, "}\n\n");
+}
 
 static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
   refreeze_t *z = priv;
@@ -979,23 +1045,30 @@ static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
   const tally_contest_t *c =
       a->contests != NULL ? tally_contestset_find(a->contests, z->contest)
                           : NULL;
-  double score = 0;
-  bool partial = false;
   if (reply != NULL && c != NULL && !isnan(c->freeze) && !a->closing) {
-    bool got = tally_frozen_score(reply, c->freeze, &score, &partial);
     tally_buf_t b;
     tally_buf_init(&b);
-    tally_buf_puts(&b, "id: ");
-    tally_buf_puts(&b, z->id);
-    tally_buf_puts(&b, "\nevent: score\ndata: {\"participant\":");
-    tally_json_value(&b, z->who);
-    tally_buf_puts(&b, ",\"task\":");
-    tally_json_str(&b, z->task);
-    tally_buf_puts(&b, ",\"score\":");
-    tally_json_num(&b, score);
-    tally_buf_puts(&b, ",\"partial\":");
-    tally_buf_puts(&b, partial ? "true" : "false");
-    tally_buf_puts(&b, "}\n\n");
+    bool got;
+    if (z->elo) {
+      tally_elo_t e;
+      if ((got = tally_frozen_elo(reply, c->freeze, &e)))
+        rating_text(&b, z->id, z->who, &e);
+    } else {
+      double score = 0;
+      bool partial = false;
+      got = tally_frozen_score(reply, c->freeze, &score, &partial);
+      tally_buf_puts(&b, "id: ");
+      tally_buf_puts(&b, z->id);
+      tally_buf_puts(&b, "\nevent: score\ndata: {\"participant\":");
+      tally_json_value(&b, z->who);
+      tally_buf_puts(&b, ",\"task\":");
+      tally_json_str(&b, z->task);
+      tally_buf_puts(&b, ",\"score\":");
+      tally_json_num(&b, score);
+      tally_buf_puts(&b, ",\"partial\":");
+      tally_buf_puts(&b, partial ? "true" : "false");
+      tally_buf_puts(&b, "}\n\n");
+    }
     for (tally_sse_t *e = a->sses; got && e != NULL; e = e->next) {
       if (!e->live || strcmp(e->contest, z->contest) != 0)
         continue;
@@ -1008,17 +1081,19 @@ static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
   free(z);
 }
 
-/* Reads the place an event of frozen contest c names, to send its
- * frozen task score (on_refreeze). */
+/* Reads what an event of frozen contest c needs to be sent as the frozen
+ * board has it (on_refreeze): for a task score, the participant's place;
+ * for a rating, their matches. */
 static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
-                     const cJSON *ev) {
+                     const cJSON *ev, bool elo) {
   const cJSON *who = cJSON_GetObjectItemCaseSensitive(ev, "participant");
   const cJSON *task = cJSON_GetObjectItemCaseSensitive(ev, "task");
   char base[600], part[800], tpart[800], key[2400];
-  if (!cJSON_IsString(who) || !cJSON_IsString(task) ||
+  if (!cJSON_IsString(who) || (!elo && !cJSON_IsString(task)) ||
       tally_contest_key(base, sizeof(base), a->prefix, c->name) != 0 ||
       tally_rescore_key(part, sizeof(part), "", "", who->valuestring) != 0 ||
-      tally_rescore_key(tpart, sizeof(tpart), "", "", task->valuestring) != 0)
+      (!elo &&
+       tally_rescore_key(tpart, sizeof(tpart), "", "", task->valuestring) != 0))
     return;
   refreeze_t *z = calloc(1, sizeof(*z));
   if (z == NULL || (z->who = cJSON_Duplicate(who, true)) == NULL) {
@@ -1026,10 +1101,14 @@ static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
     return;
   }
   z->a = a;
+  z->elo = elo;
   snprintf(z->contest, sizeof(z->contest), "%s", c->name);
-  snprintf(z->task, sizeof(z->task), "%s", task->valuestring);
+  snprintf(z->task, sizeof(z->task), "%s", elo ? "" : task->valuestring);
   snprintf(z->id, sizeof(z->id), "%s", id);
-  snprintf(key, sizeof(key), "%s:pt:%s:%s", base, part, tpart);
+  if (elo)
+    snprintf(key, sizeof(key), "%s:matches:%s", base, part);
+  else
+    snprintf(key, sizeof(key), "%s:pt:%s:%s", base, part, tpart);
   const char *argv[] = {"HGETALL", key};
   size_t lens[2] = {strlen(argv[0]), strlen(key)};
   if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_refreeze, z, 2, argv,
@@ -1058,20 +1137,19 @@ static const char *feed(tally_api_t *a, const redisReply *entries,
          k += 2)
       if (ev == NULL && strcmp(f->element[k]->str, "event") == 0)
         ev = cJSON_Parse(f->element[k + 1]->str);
-    /* On a frozen board a score moves only by what came before the
-     * freeze: it is computed again from the place, in order, and sent
-     * from there. */
+    /* On a frozen board a score or a rating moves only by what came
+     * before the freeze: it is computed again from the place or the
+     * matches, in order, and sent from there. */
     char num[32];
     const char *name = ev != NULL ? event_contest(ev, num) : NULL;
     const tally_contest_t *fc = NULL;
     if (only == NULL && name != NULL && a->contests != NULL) {
       const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
       fc = tally_contestset_find(a->contests, name);
-      if (fc != NULL && (!frozen_at(a, fc, now_s()) || !cJSON_IsString(type) ||
-                         strcmp(type->valuestring, "rating") == 0))
+      if (fc != NULL && (!frozen_at(a, fc, now_s()) || !cJSON_IsString(type)))
         fc = NULL;
       if (fc != NULL)
-        refreeze(a, fc, id, ev);
+        refreeze(a, fc, id, ev, strcmp(type->valuestring, "rating") == 0);
     }
     tally_buf_reset(&a->scratch);
     bool shown = name != NULL && fc == NULL && event_text(&a->scratch, id, ev);
@@ -1417,6 +1495,13 @@ static void after_first(areq_t *q) {
     }
     if (tally_rescore_key(part, sizeof(part), "", "", w->id) != 0)
       continue;
+    if (q->frozen && elo) {
+      /* The rating is replayed from the matches made before the freeze. */
+      snprintf(key, sizeof(key), "%s:matches:%s", base, part);
+      const char *argv[] = {"HGETALL", key};
+      ask(q, GOT_MATCHES, w, 2, argv);
+      continue;
+    }
     if (q->frozen) {
       /* Each place of the row, to count what came before the freeze. */
       for (size_t t = 0; c != NULL && t < c->ntasks && !q->failed; t++) {

@@ -125,3 +125,72 @@ bool tally_frozen_score(const redisReply *flat, double freeze, double *score,
   free(e);
   return got;
 }
+
+/* A number of a match text, up to the next space or its end. */
+static bool match_num(const char **p, double *out) {
+  char *end;
+  *out = strtod(*p, &end);
+  if (end == *p || !isfinite(*out) || (*end != ' ' && *end != '\0'))
+    return false;
+  *p = *end == ' ' ? end + 1 : end;
+  return true;
+}
+
+/* A flag of a match text: "0" or "1", then a space or its end. */
+static bool match_flag(const char **p, bool *out) {
+  const char *t = *p;
+  if ((t[0] != '0' && t[0] != '1') || (t[1] != ' ' && t[1] != '\0'))
+    return false;
+  *out = t[0] == '1';
+  *p = t[1] == ' ' ? t + 2 : t + 1;
+  return true;
+}
+
+/* Reads "timestamp result opponent verified attempt memoryless"; false
+ * for a text the scripts would not read either. */
+static bool parse_match(const char *text, tally_elo_match_t *m) {
+  const char *p = text;
+  double attempt;
+  if (!match_num(&p, &m->timestamp))
+    return false;
+  size_t n = strcspn(p, " ");
+  if (n == 3 && strncmp(p, "win", 3) == 0)
+    m->score = 1;
+  else if (n == 4 && strncmp(p, "draw", 4) == 0)
+    m->score = 0.5;
+  else if (n == 4 && strncmp(p, "loss", 4) == 0)
+    m->score = 0;
+  else
+    return false;
+  if (p[n] != ' ')
+    return false;
+  p += n + 1;
+  if (!match_num(&p, &m->opponent) || *p == '\0' ||
+      !match_flag(&p, &m->verified) || !match_num(&p, &attempt) || *p == '\0' ||
+      !match_flag(&p, &m->memoryless) || *p != '\0')
+    return false;
+  /* Only a first attempt counts for more, as the scripts check it. */
+  m->attempt = attempt == 1 ? 1 : 0;
+  return true;
+}
+
+bool tally_frozen_elo(const redisReply *flat, double freeze, tally_elo_t *e) {
+  tally_elo_init(e);
+  if (flat == NULL || flat->type != REDIS_REPLY_ARRAY || flat->elements < 2)
+    return false;
+  tally_elo_match_t *ms = calloc(flat->elements / 2, sizeof(*ms));
+  if (ms == NULL)
+    return false;
+  size_t n = 0;
+  for (size_t i = 0; i + 1 < flat->elements; i += 2) {
+    const redisReply *id = flat->element[i], *text = flat->element[i + 1];
+    if (id->type != REDIS_REPLY_STRING || text->type != REDIS_REPLY_STRING)
+      continue;
+    tally_elo_match_t m = {.submission = id->str};
+    if (parse_match(text->str, &m) && m.timestamp < freeze)
+      ms[n++] = m;
+  }
+  tally_elo_replay(ms, n, e);
+  free(ms);
+  return n > 0;
+}

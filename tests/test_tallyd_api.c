@@ -58,6 +58,15 @@ static void setup(void) {
       "{\"name\": \"c2\", \"tasks\": [\"sum\"], \"start\": "
       "\"2026-01-01T00:00:00Z\", \"end\": \"2099-01-01T00:00:00Z\", "
       "\"freeze\": \"2026-01-01T12:00:00Z\", \"score_precision\": 1}");
+  /* Two more arenas: arenaf frozen since 2026-01-01T12:00:00Z, and
+   * arenaref, which gets only arenaf's matches from before the freeze. */
+  put("arenaf.contest.json",
+      "{\"name\": \"arenaf\", \"tasks\": [\"cipher\"], \"ranking\": "
+      "\"elo\", \"start\": \"2026-01-01T00:00:00Z\", \"end\": "
+      "\"2099-01-01T00:00:00Z\", \"freeze\": \"2026-01-01T12:00:00Z\"}");
+  put("arenaref.contest.json",
+      "{\"name\": \"arenaref\", \"tasks\": [\"cipher\"], \"ranking\": "
+      "\"elo\"}");
   put("participants.json",
       "{\"alice\": {\"name\": \"Alice Liddell\", \"team\": \"Red\"}}");
   char token[700];
@@ -540,4 +549,139 @@ Test(tallyd_api, a_reload_puts_new_contest_configs_in_force) {
   cr_expect(why != NULL && strstr(why, "not a task of contest \"c3\""), "%s",
             why ? why : "(no dead letter)");
   free(why);
+}
+
+/* A match of the cipher task: a win, a draw or a loss by kind, verified
+ * or not, a first attempt or not. */
+static void push_match(const char *contest, const char *sub, const char *who,
+                       long ts, int kind) {
+  static const char *const answers[] = {"[\"a\", \"b\"]", "[\"a\", \"c\"]",
+                                        "[\"c\", \"d\"]"};
+  char job[1024];
+  snprintf(job, sizeof(job),
+           "{\"submission\": \"%s\", \"task\": \"cipher\", \"participant\": "
+           "\"%s\", \"contest\": \"%s\", \"timestamp\": %ld, \"answer\": "
+           "{\"answers\": %s, \"attempted\": [\"q1\", \"q2\"]}, "
+           "\"ground_truth\": {\"expected_answers\": [\"a\", \"b\"]}, "
+           "\"verified\": %s, \"attempt\": %d, \"memoryless\": true}",
+           sub, who, contest, ts, answers[kind % 3],
+           kind % 2 ? "true" : "false", kind % 4 == 0 ? 1 : 2);
+  td_push(c, job, NULL);
+}
+
+/* The rows of a ranking, by participant: "p rank rating matches w d l". */
+static void elo_rows(cJSON *j, char out[][128], int *n) {
+  *n = ts_len_at(j, "rows");
+  for (int i = 0; i < *n && i < 8; i++) {
+    char at[64];
+    double v[6];
+    static const char *const keys[] = {"rank", "rating", "matches",
+                                       "wins", "draws",  "losses"};
+    for (int k = 0; k < 6; k++) {
+      snprintf(at, sizeof(at), "rows[%d].%s", i, keys[k]);
+      v[k] = ts_num_at(j, at);
+    }
+    snprintf(at, sizeof(at), "rows[%d].participant", i);
+    snprintf(out[i], 128, "%s %g %g %g %g %g %g", ts_str_at(j, at), v[0], v[1],
+             v[2], v[3], v[4], v[5]);
+  }
+}
+
+/* A frozen arena: its public Elo table holds the ratings replayed from
+ * the matches submitted before the freeze, whenever they were judged
+ * (exactly what an arena that only got those matches has, as the
+ * contest scripts compute it), and its events carry those; the private
+ * view stays live. */
+Test(tallyd_api, a_frozen_arena_rates_only_matches_from_before_the_freeze) {
+  const long freeze = 1767268800;
+  char events[700], cmd[1400];
+  snprintf(events, sizeof(events), "%s/arena-events.txt", server.dir);
+  snprintf(cmd, sizeof(cmd),
+           "curl -s -N --max-time 8 -o '%s' "
+           "'http://127.0.0.1:%d/api/contests/arenaf/events' &",
+           events, port);
+  cr_assert_eq(system(cmd), 0);
+  usleep(500000);
+  int jobs = 0;
+  for (int i = 0; i < 24; i++) {
+    char who[8], sub[16];
+    snprintf(who, sizeof(who), "p%d", i % 3);
+    bool before = i % 2 == 0;
+    long ts = before ? freeze - 10000 + i * 100 : freeze + 100 + i * 100;
+    snprintf(sub, sizeof(sub), "af%d", i);
+    push_match("arenaf", sub, who, ts, i / 2);
+    jobs++;
+    if (before) {
+      snprintf(sub, sizeof(sub), "ar%d", i);
+      push_match("arenaref", sub, who, ts, i / 2);
+      jobs++;
+    }
+  }
+  /* p3 plays after the freeze only; p0's last match before it is judged
+   * last of all. */
+  push_match("arenaf", "af-p3", "p3", freeze + 50, 0);
+  push_match("arenaf", "af-late", "p0", freeze - 1, 0);
+  push_match("arenaref", "ar-late", "p0", freeze - 1, 0);
+  jobs += 3;
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, jobs, 30000) == jobs, "outcomes");
+
+  td_http_t f = get("/api/contests/arenaf/ranking", NULL);
+  td_http_t ref = get("/api/contests/arenaref/ranking", NULL);
+  td_http_t live = get("/api/contests/arenaf/ranking?view=private", TOKEN);
+  cJSON *jf = cJSON_Parse(f.body), *jr = cJSON_Parse(ref.body),
+        *jl = cJSON_Parse(live.body);
+  cr_assert(jf != NULL && jr != NULL && jl != NULL, "%s\n%s\n%s", f.body,
+            ref.body, live.body);
+  cr_expect(has(f.body, "\"frozen\":true"), "%s", f.body);
+  char rf[8][128], rr[8][128], rl[8][128];
+  int nf, nr, nl;
+  elo_rows(jf, rf, &nf);
+  elo_rows(jr, rr, &nr);
+  elo_rows(jl, rl, &nl);
+  cr_expect_eq(nf, 3, "p0, p1, p2 and not p3: %s", f.body);
+  cr_expect_eq(nr, 3, "%s", ref.body);
+  for (int i = 0; i < nf && i < nr; i++)
+    cr_expect_str_eq(rf[i], rr[i], "row %d", i);
+  cr_expect_eq(nl, 4, "the private view has p3: %s", live.body);
+  bool moved = false;
+  for (int i = 0; i < nl && i < 3; i++)
+    moved |= strcmp(rl[i], i < nf ? rf[i] : "") != 0;
+  cr_expect(moved, "the live table is the frozen one: %s", live.body);
+  cJSON_Delete(jf);
+  cJSON_Delete(jr);
+  cJSON_Delete(jl);
+  free(f.body);
+  free(ref.body);
+  free(live.body);
+
+  td_http_t page = get("/contests/arenaf", NULL);
+  cr_expect(has(page.body, "The board is frozen"), "%s", page.body);
+  cr_expect(has(page.body, "data-p=\"p0\""), "%s", page.body);
+  cr_expect_not(has(page.body, "data-p=\"p3\""), "%s", page.body);
+  free(page.body);
+
+  /* The events: no rating of p3, and each participant's last rating is
+   * the frozen one. */
+  usleep(1500000);
+  FILE *g = fopen(events, "r");
+  cr_assert_not_null(g);
+  static char text[1 << 18];
+  size_t n = fread(text, 1, sizeof(text) - 1, g);
+  text[n] = '\0';
+  fclose(g);
+  cr_expect(has(text, "event: rating"), "%s", text);
+  cr_expect_not(has(text, "\"participant\":\"p3\""), "%s", text);
+  for (int i = 0; i < nr; i++) {
+    char who[16];
+    double rank, rating;
+    sscanf(rr[i], "%15s %lf %lf", who, &rank, &rating);
+    char want[64];
+    snprintf(want, sizeof(want), "{\"participant\":\"%s\",\"rating\":", who);
+    const char *last = NULL;
+    for (const char *p = text; (p = strstr(p, want)) != NULL; p++)
+      last = p;
+    cr_assert_not_null(last, "no rating event of %s: %s", who, text);
+    cr_expect_eq(strtod(last + strlen(want), NULL), rating, "%s: %s", who,
+                 last);
+  }
 }

@@ -6,10 +6,12 @@
  * matches with tally_elo_replay. */
 #include "cli_fixture.h"
 #include "contest/elo.h"
+#include "daemon/freeze.h"
 #include "tallyd_fixture.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,13 +126,13 @@ static void push_match(const match_t *m) {
   td_push(c, job, NULL);
 }
 
-/* The replay the model gives for user u. */
-static tally_elo_t expected(int u) {
+/* The replay the model gives for user u, of the matches before freeze. */
+static tally_elo_t expected_before(int u, double freeze) {
   tally_elo_match_t ms[MATCHES];
   size_t n = 0;
   for (int k = 0; k < MATCHES; k++) {
     const match_t *m = &matches[k];
-    if (m->user != u || !m->official || !m->scored)
+    if (m->user != u || !m->official || !m->scored || !(m->ts < freeze))
       continue;
     ms[n++] = (tally_elo_match_t){.timestamp = m->ts,
                                   .submission = m->id,
@@ -143,6 +145,36 @@ static tally_elo_t expected(int u) {
   tally_elo_t e;
   tally_elo_replay(ms, n, &e);
   return e;
+}
+
+/* The replay the model gives for user u. */
+static tally_elo_t expected(int u) {
+  return expected_before(u, INFINITY);
+}
+
+/* The frozen board's replay (daemon/freeze.c) of the matches the
+ * contest scripts keep, with a freeze after everything and one in the
+ * middle, equals the model's. */
+static void check_frozen(const char *when, int u) {
+  char key[64];
+  snprintf(key, sizeof(key), "tally:{arena}:matches:agent-%d", u);
+  redisReply *flat = redisCommand(c, "HGETALL %s", key);
+  cr_assert(flat && flat->type == REDIS_REPLY_ARRAY);
+  const double freezes[] = {INFINITY, 1790000200, 1790000001};
+  for (size_t k = 0; k < 3; k++) {
+    tally_elo_t want = expected_before(u, freezes[k]), got;
+    bool any = tally_frozen_elo(flat, freezes[k], &got);
+    cr_expect_eq(any, want.matches > 0, "%s: agent-%d, freeze %g", when, u,
+                 freezes[k]);
+    cr_expect(got.rating == want.rating && got.matches == want.matches &&
+                  got.wins == want.wins && got.draws == want.draws &&
+                  got.losses == want.losses,
+              "%s: agent-%d, freeze %g: %g %u %u/%u/%u, want %g %u %u/%u/%u",
+              when, u, freezes[k], got.rating, got.matches, got.wins, got.draws,
+              got.losses, want.rating, want.matches, want.wins, want.draws,
+              want.losses);
+  }
+  freeReplyObject(flat);
 }
 
 static long long hget_ll(const char *key, const char *field, bool *found) {
@@ -186,6 +218,7 @@ static void check_ratings(const char *when) {
   const cJSON *rows = cJSON_GetObjectItem(ranking, "rows");
   int ranked = 0;
   for (int u = 0; u < USERS; u++) {
+    check_frozen(when, u);
     tally_elo_t e = expected(u);
     char key[64], who[32];
     snprintf(key, sizeof(key), "tally:{arena}:elo:agent-%d", u);
