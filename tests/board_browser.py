@@ -5,7 +5,11 @@ needed). tallyd runs on a redis-server of the test's own; the test opens
 a contest's board, pushes jobs and sees rows change and move without a
 reload, restarts tallyd and sees the board go on, and checks that the
 page fetches nothing from elsewhere and is a full table without
-JavaScript. With --screenshot it saves the board as a PNG.
+JavaScript. Then an arena's Elo table, live; and a board that freezes
+while open: it says so, holds for submissions made after the freeze
+(which the private view shows), still moves for those made before, and
+shows everything once unfrozen. With --screenshot it saves the board as
+a PNG.
 
 usage: board_browser.py --build DIR --source DIR [--screenshot PNG]
 """
@@ -138,6 +142,22 @@ def main():
         with open(os.path.join(tasks, "c1.contest.json"), "w") as f:
             json.dump({"name": "c1", "title": "Example Cup",
                        "tasks": ["sum", "product"], "score_precision": 1}, f)
+        shutil.copy(os.path.join(source, "examples", "challenges", "tasks",
+                                 "cipher.json"), tasks)
+        with open(os.path.join(tasks, "arena.contest.json"), "w") as f:
+            json.dump({"name": "arena", "tasks": ["cipher"],
+                       "ranking": "elo"}, f)
+        # Frozen since 2026-01-01T12:00:00Z (1767268800); the test lifts
+        # the freeze and puts it back with tally contest.
+        with open(os.path.join(tasks, "cf.contest.json"), "w") as f:
+            json.dump({"name": "cf", "tasks": ["sum"],
+                       "start": "2026-01-01T00:00:00Z",
+                       "end": "2099-01-01T00:00:00Z",
+                       "freeze": "2026-01-01T12:00:00Z",
+                       "score_precision": 1}, f)
+        token = "operator-token-for-the-browser-test"
+        with open(os.path.join(tmp, "token"), "w") as f:
+            f.write(token + "\n")
         with open(os.path.join(tasks, "participants.json"), "w") as f:
             json.dump({"alice": {"name": "Alice", "team": "Red"},
                        "bob": {"name": "Bob", "team": "Blue"},
@@ -147,7 +167,8 @@ def main():
         def start_tallyd(port="0"):
             p = subprocess.Popen(
                 [os.path.join(build, "tallyd"), "--tasks", tasks, "--redis",
-                 url, "--workers", "1", "--http", f"127.0.0.1:{port}"],
+                 url, "--workers", "1", "--http", f"127.0.0.1:{port}",
+                 "--http-token-file", os.path.join(tmp, "token")],
                 stdout=open(log, "a"), stderr=subprocess.STDOUT)
             procs.append(p)
             for _ in range(300):
@@ -163,13 +184,34 @@ def main():
         started = []
         tallyd, port = start_tallyd()
 
-        def push(sub, who, task, evals):
-            job = json.dumps({"submission": sub, "participant": who,
-                              "task": task, "contest": "c1",
-                              "evaluations": evals})
+        def submit(job):
             subprocess.run([os.path.join(build, "tally"), "submit", "--redis",
-                            url], input=job + "\n", text=True, check=True,
+                            url], input=json.dumps(job) + "\n", text=True,
+                           check=True, capture_output=True)
+
+        def push(sub, who, task, evals, contest="c1", ts=None):
+            job = {"submission": sub, "participant": who, "task": task,
+                   "contest": contest, "evaluations": evals}
+            if ts is not None:
+                job["timestamp"] = ts
+            submit(job)
+
+        def tally_contest(what, name):
+            subprocess.run([os.path.join(build, "tally"), "contest", what,
+                            "--redis", url, name], check=True,
                            capture_output=True)
+
+        def api(path, auth=False):
+            req = urllib.request.Request(base + path)
+            if auth:
+                req.add_header("Authorization", "Bearer " + token)
+            return json.loads(urllib.request.urlopen(req).read())
+
+        def wait_live():
+            if browser.wait("document.getElementById('live') && "
+                            "document.getElementById('live').textContent "
+                            "== 'live'") is None:
+                fail("the page never connected to its events")
 
         def results():
             r = subprocess.run(["redis-cli", "-s", sock, "XLEN",
@@ -231,6 +273,78 @@ def main():
         rows = json.loads(browser.eval(ROWS))
         print(f"ok: the board followed 2 posts live, across a restart: "
               f"{rows}")
+
+        # An arena: the Elo table with W/D/L, live.
+        browser.open(base + "/contests/arena")
+        wait_live()
+        for i, (who, answers) in enumerate([("agent-1", ["a", "b"]),
+                                            ("agent-2", ["c", "d"])]):
+            submit({"submission": f"m{i}", "task": "cipher",
+                    "participant": who, "contest": "arena",
+                    "timestamp": 1767200000 + i,
+                    "answer": {"answers": answers,
+                               "attempted": ["q1", "q2"]},
+                    "ground_truth": {"expected_answers": ["a", "b"]},
+                    "verified": True, "attempt": 1, "memoryless": True})
+        if browser.wait(ROWS + ".includes('\"agent-2\"')") is None:
+            fail(f"the arena's rows never came: {browser.eval(ROWS)}")
+        want = api("/api/contests/arena/ranking")["rows"]
+        cells = json.loads(browser.eval(
+            "JSON.stringify(Array.from(document.querySelectorAll("
+            "'#board tbody tr')).map(r => [r.dataset.p, r.cells[3]"
+            ".textContent, r.cells[4].textContent, r.cells[5]"
+            ".textContent]))"))
+        wanted = [[r["participant"], str(r["rating"]), str(r["matches"]),
+                   f"{r['wins']}/{r['draws']}/{r['losses']}"] for r in want]
+        if cells != wanted or browser.eval("location.pathname") != \
+                "/contests/arena":
+            fail(f"the Elo table {cells} is not the API's {wanted}")
+        print(f"ok: the Elo table live: {cells}")
+
+        # A board that freezes while open.
+        tally_contest("unfreeze", "cf")
+        push("f1", "alice", "sum", {"0": 1, "1": 1, "2": 1, "3": 1}, "cf",
+             1767200000)
+        browser.open(base + "/contests/cf")
+        wait_live()
+        if browser.wait(ROWS + ".includes('\"alice\"')") is None:
+            fail(f"cf's first row never came: {browser.eval(ROWS)}")
+        tally_contest("freeze", "cf")
+        # The page reloads itself once tallyd sees the freeze (each second).
+        if browser.wait("document.querySelector('.frozen') !== null", 10) \
+                is None:
+            fail("the page never said the board is frozen")
+        wait_live()
+        browser.eval("window.sameLoad = true")
+        push("f2", "bob", "sum", {"0": 1, "1": 1, "2": 1, "3": 1}, "cf",
+             1767300000)  # after the freeze
+        deadline = time.time() + 20
+        while not any(r["participant"] == "bob" for r in
+                      api("/api/contests/cf/ranking?view=private",
+                          True)["rows"]):
+            if time.time() > deadline:
+                fail("bob's submission was not scored")
+            time.sleep(0.1)
+        time.sleep(1.5)
+        if "bob" in browser.eval(ROWS):
+            fail(f"the frozen board moved: {browser.eval(ROWS)}")
+        push("f3", "carol", "sum", {"0": 1, "1": 0, "2": 0, "3": 0}, "cf",
+             1767268000)  # before it, judged during it
+        if browser.wait(ROWS + ".includes('\"carol\"')") is None:
+            fail(f"a submission from before the freeze did not move the "
+                 f"frozen board: {browser.eval(ROWS)}")
+        if not browser.eval("window.sameLoad === true") or \
+                "bob" in browser.eval(ROWS):
+            fail(f"the frozen board reloaded or showed bob: "
+                 f"{browser.eval(ROWS)}")
+        tally_contest("unfreeze", "cf")
+        if browser.wait(ROWS + ".includes('\"bob\"')", 10) is None or \
+                browser.eval("document.querySelector('.frozen')") is not None:
+            fail(f"unfrozen, the board did not show bob: "
+                 f"{browser.eval(ROWS)}")
+        print(f"ok: frozen, the board held for bob (after the freeze; the "
+              f"private view had him) and moved for carol (before it); "
+              f"unfrozen: {browser.eval(ROWS)}")
     finally:
         if browser is not None:
             browser.close()
