@@ -189,6 +189,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->tail_id[0] = '\0';
   a->sses = NULL;
   a->nsses = 0;
+  a->sse_events = a->sse_dropped = 0;
   a->ticks = 0;
   a->freezes = NULL;
   a->nfreezes = 0;
@@ -931,7 +932,7 @@ static void sse_unlink(tally_sse_t *e) {
   if (e->next != NULL)
     e->next->prev = e->prev;
   e->prev = e->next = NULL;
-  a->nsses--;
+  __atomic_sub_fetch(&a->nsses, 1, __ATOMIC_RELAXED);
 }
 
 static size_t sse_pull(tally_http_stream_t *s, char *buf, size_t max,
@@ -1074,6 +1075,7 @@ static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
         continue;
       tally_buf_put(&e->buf, b.data, b.len);
       sse_flush(e);
+      __atomic_add_fetch(&a->sse_events, 1, __ATOMIC_RELAXED);
     }
     tally_buf_close(&b);
   }
@@ -1124,6 +1126,7 @@ static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
 static const char *feed(tally_api_t *a, const redisReply *entries,
                         tally_sse_t *only) {
   const char *last = NULL;
+  uint64_t sent = 0;
   for (size_t i = 0; entries != NULL && i < entries->elements; i++) {
     const redisReply *en = entries->element[i];
     if (en->type != REDIS_REPLY_ARRAY || en->elements != 2 ||
@@ -1163,13 +1166,16 @@ static const char *feed(tally_api_t *a, const redisReply *entries,
       if ((only == NULL && !e->live) || e->at_ms > ms ||
           (e->at_ms == ms && e->at_seq >= seq))
         continue;
-      if (shown && strcmp(e->contest, name) == 0)
+      if (shown && strcmp(e->contest, name) == 0) {
         tally_buf_put(&e->buf, a->scratch.data, a->scratch.len);
+        sent++;
+      }
       e->at_ms = ms;
       e->at_seq = seq;
     }
     cJSON_Delete(ev);
   }
+  __atomic_add_fetch(&a->sse_events, sent, __ATOMIC_RELAXED);
   return last;
 }
 
@@ -1179,6 +1185,7 @@ static void sse_flush(tally_sse_t *e) {
     tally_buf_reset(&e->buf);
     e->sent = 0;
     e->ended = true;
+    __atomic_add_fetch(&e->a->sse_dropped, 1, __ATOMIC_RELAXED);
     tally_log(e->a->log, TALLY_LOG_WARN, "api",
               "an event stream of contest %s fell more than %u bytes "
               "behind: ended (the browser reconnects with Last-Event-ID)",
@@ -1404,7 +1411,7 @@ static int start_events(tally_api_t *a, tally_http_req_t *r,
   if (a->sses != NULL)
     a->sses->prev = e;
   a->sses = e;
-  a->nsses++;
+  __atomic_add_fetch(&a->nsses, 1, __ATOMIC_RELAXED);
   /* The browser waits a second before it reconnects. */
   tally_buf_puts(&e->buf, "retry: 1000\n\n");
   const tally_contest_t *c =

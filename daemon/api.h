@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <uv.h>
 
@@ -58,7 +59,11 @@ typedef struct tally_api_s {
   tally_redis_t tail;
   char tail_id[48]; /* "" until known */
   tally_sse_t *sses;
+  /* For /metrics, read from the main loop: atomic. The streams open,
+   * the events written to them (one per stream), and the streams ended
+   * for falling too far behind. */
   unsigned nsses;
+  uint64_t sse_events, sse_dropped;
   tally_buf_t scratch;  /* one event's text, built once for every stream */
   uv_timer_t pace;      /* the tail reads again after this, not at once */
   uv_timer_t keepalive; /* every second: the freezes; keep-alives */

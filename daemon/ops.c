@@ -154,6 +154,16 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
   if (o->http != NULL)
     counter(b, "tally_http_requests_total", "HTTP requests answered",
             __atomic_load_n(&o->http->requests, __ATOMIC_RELAXED));
+  if (o->api != NULL) {
+    gauge(b, "tally_event_streams", "Scoreboard event streams open",
+          __atomic_load_n(&o->api->nsses, __ATOMIC_RELAXED));
+    counter(b, "tally_event_stream_events_total",
+            "Events written to scoreboard event streams, one per stream",
+            __atomic_load_n(&o->api->sse_events, __ATOMIC_RELAXED));
+    counter(b, "tally_event_streams_dropped_total",
+            "Event streams ended for falling too far behind",
+            __atomic_load_n(&o->api->sse_dropped, __ATOMIC_RELAXED));
+  }
 }
 
 bool tally_ops_ready(const tally_ops_t *o, char *why, size_t whylen) {

@@ -958,6 +958,7 @@ static int start(tallyd_t *t) {
       tally_log(&t->log, TALLY_LOG_ERROR, "api", "%s", err);
       return EXIT_CONFIG;
     }
+    t->ops.api = &t->front.api;
     if (tally_front_start(&t->front) != 0) {
       tally_log(&t->log, TALLY_LOG_ERROR, "http",
                 "cannot start the HTTP thread");

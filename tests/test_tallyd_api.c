@@ -394,6 +394,17 @@ Test(tallyd_api, the_public_board_freezes_as_domjudge_does) {
   cr_expect(frozen, "tally contest freeze did not put it back");
 }
 
+/* The value of a sample without labels in /metrics, or -1. */
+static double metric(const char *name) {
+  td_http_t r = get("/metrics", NULL);
+  char want[128];
+  snprintf(want, sizeof(want), "\n%s ", name);
+  const char *at = r.body != NULL ? strstr(r.body, want) : NULL;
+  double v = at != NULL ? strtod(at + strlen(want), NULL) : -1;
+  free(r.body);
+  return v;
+}
+
 /* The event stream: what it sends (public task scores, never a view or
  * a private score), and a client that comes back with Last-Event-ID gets
  * what it missed, from Redis, before the live events. */
@@ -416,8 +427,11 @@ Test(tallyd_api, events_resume_from_last_event_id) {
       break;
     usleep(50000);
   }
+  cr_expect_geq(metric("tally_event_streams"), 1);
   push_jobs();
   usleep(4000000);
+  cr_expect_geq(metric("tally_event_stream_events_total"), 3);
+  cr_expect_eq(metric("tally_event_streams_dropped_total"), 0);
   FILE *f = fopen(out, "r");
   cr_assert_not_null(f);
   static char text[1 << 16];
