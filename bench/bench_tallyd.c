@@ -768,7 +768,7 @@ static void warm_up(redisContext *ctl, const char *sock, const char *prefix,
 /* ---- Main --------------------------------------------------------------- */
 
 typedef struct opts_s {
-  long jobs, rate, tick_ms, contest, sse;
+  long jobs, rate, tick_ms, contest, sse, sse_nice;
   double seconds;
   unsigned workers, batch;
   unsigned bare_depth;
@@ -780,8 +780,8 @@ static const char usage[] =
     "usage: bench_tallyd [--jobs N] [--workers N] [--batch N] [--rate R]\n"
     "                    [--seconds S] [--tick-ms MS] [--aof] [--skip-bare]\n"
     "                    [--skip-steady] [--bare-depth N] [--bare-plain]\n"
-    "                    [--contest P] [--sse N] [--tallyd PATH]\n"
-    "                    [--redis-server PATH]\n"
+    "                    [--contest P] [--sse N] [--sse-nice N]\n"
+    "                    [--tallyd PATH] [--redis-server PATH]\n"
     "\n"
     "  --jobs N             jobs in the throughput runs (default 200000)\n"
     "  --workers N          tallyd --workers (default 2)\n"
@@ -805,6 +805,9 @@ static const char usage[] =
     "                       clients on the board's event stream: the\n"
     "                       posting latency with and without, and the\n"
     "                       events' delay\n"
+    "  --sse-nice N         the clients' thread at nice N (default 0): 19\n"
+    "                       stands for browsers on other machines, which\n"
+    "                       take nothing from this one's CPUs\n"
     "  --tallyd PATH        default: tallyd beside this program\n"
     "  --redis-server PATH  default: redis-server on PATH\n";
 
@@ -850,6 +853,8 @@ static void parse_opts(opts_t *o, int argc, char **argv) {
       o->contest = num_arg(argc, argv, &i, 1, 100000000);
     else if (strcmp(a, "--sse") == 0)
       o->sse = num_arg(argc, argv, &i, 1, 20000);
+    else if (strcmp(a, "--sse-nice") == 0)
+      o->sse_nice = num_arg(argc, argv, &i, 0, 19);
     else if (strcmp(a, "--bare-plain") == 0)
       o->bare_plain = true;
     else if (strcmp(a, "--aof") == 0)
@@ -974,7 +979,8 @@ static void sse_run(const opts_t *o, redisContext *ctl, const char *sock,
                     long count, const figures_t *alone) {
   sse_clients_t s;
   const char *contest = o->contest > 0 ? "bench" : "default";
-  if (sse_clients_start(&s, http_port, contest, (int)o->sse) != 0)
+  if (sse_clients_start(&s, http_port, contest, (int)o->sse,
+                        (int)o->sse_nice) != 0)
     bench_die("event streams: %s", s.err);
   for (int waited = 0; __atomic_load_n(&s.connected, __ATOMIC_RELAXED) < o->sse;
        waited += 20) {

@@ -21,12 +21,14 @@ typedef struct sse_clients_s {
   int64_t *delays_us; /* one per event received after recording began */
   long ndelays, cap;
   volatile bool recording;
+  int nice; /* the reader thread's */
   char err[256];
 } sse_clients_t;
 
 /* Connects n clients to 127.0.0.1:port's /api/contests/<contest>/events
  * and reads them on a thread. Returns 0, or -1 with s->err set. */
-int sse_clients_start(sse_clients_t *s, int port, const char *contest, int n);
+int sse_clients_start(sse_clients_t *s, int port, const char *contest, int n,
+                      int nice);
 /* Stops the thread and closes every client; the delays stay until
  * sse_clients_free. */
 void sse_clients_stop(sse_clients_t *s);
