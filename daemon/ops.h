@@ -18,7 +18,7 @@ typedef struct tally_ops_s {
   tally_pool_t *pool;       /* borrowed; NULL while it is not up */
   const tally_http_t *http; /* borrowed (its loop is another thread's);
                               NULL when off */
-  const tally_api_t *api; /* the same; NULL without the results API */
+  const tally_api_t *api;   /* the same; NULL without the results API */
   uint64_t reloads_accepted, reloads_refused;
   double start_time; /* seconds since the epoch */
 } tally_ops_t;
