@@ -79,8 +79,10 @@ typedef struct tallyd_s {
   bool reloading, reload_again;
   char *reload_path; /* the new snapshot, or NULL */
   int reload_rc;
-  /* The contest configs in force (the API reads them), and those a
-   * reload checked, to put in force with its snapshot. */
+  /* The contest configs in force, and those a reload checked, to put in
+   * force with its snapshot. With HTTP up, those in force are the API's,
+   * on its thread (tally_front_api, tally_front_configs): these are then
+   * empty. */
   tally_contestset_t contests, reload_contests;
   tally_scoring_t scoring, reload_scoring; /* kept for the API's views */
 } tallyd_t;
