@@ -30,7 +30,9 @@ struct tally_sse_s {
   char contest[256];
   unsigned long long at_ms, at_seq; /* the last entry given or skipped */
   bool live;                        /* caught up: the tail feeds it */
-  bool catching;                    /* an XRANGE of its own in flight */
+  bool waiting;    /* for the tail's first read: where the stream ends */
+  char from[48];   /* while waiting: its Last-Event-ID, or "" */
+  bool catching;   /* an XRANGE of its own in flight */
   bool gone;       /* its connection closed (freed once nothing waits) */
   bool ended;      /* no more: end the response */
   tally_buf_t buf; /* bytes not yet pulled */
@@ -187,6 +189,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->tail.data = a;
   a->tail.on_up = on_tail_up;
   a->tail_id[0] = '\0';
+  a->tail_known = false;
   a->sses = NULL;
   a->nsses = 0;
   a->sse_events = a->sse_dropped = 0;
@@ -478,16 +481,25 @@ static struct tally_api_freeze_s *freeze_of(const tally_api_t *a,
   return NULL;
 }
 
-/* Whether contest c's public board is frozen now: from its freeze time
- * until end + unfreeze_after, or until `tally contest unfreeze`. */
-static bool frozen_at(const tally_api_t *a, const tally_contest_t *c,
-                      double now) {
-  if (c == NULL || isnan(c->freeze) || now < c->freeze)
-    return false;
-  const struct tally_api_freeze_s *f = freeze_of(a, c->name);
-  if (f != NULL && f->unfrozen)
+/* Whether contest c's board is frozen at now by its config: from its
+ * freeze time until end + unfreeze_after, unless `tally contest
+ * unfreeze` lifted it (unfrozen). */
+static bool freeze_rule(const tally_contest_t *c, bool unfrozen, double now) {
+  if (c == NULL || isnan(c->freeze) || now < c->freeze || unfrozen)
     return false;
   return isnan(c->unfreeze_after) || now < c->end + c->unfreeze_after;
+}
+
+/* Whether contest c's public board is frozen: as settle() last found, so
+ * that every answer agrees with the reload events the boards got; a
+ * contest not settled yet (tallyd just started, or a reload just gave it
+ * a freeze) by its config alone. */
+static bool frozen_at(const tally_api_t *a, const tally_contest_t *c,
+                      double now) {
+  if (c == NULL || isnan(c->freeze))
+    return false;
+  const struct tally_api_freeze_s *f = freeze_of(a, c->name);
+  return f != NULL ? f->frozen : freeze_rule(c, false, now);
 }
 
 static double now_s(void) {
@@ -1240,6 +1252,7 @@ static void catch_up(tally_sse_t *e) {
 }
 
 static void tail_read(tally_api_t *a);
+static void begin_waiting(tally_api_t *a);
 
 static void on_pace(uv_timer_t *t) {
   tally_api_t *a = t->data;
@@ -1294,8 +1307,11 @@ static void on_tail_start(tally_redis_t *rd, redisReply *reply, void *priv) {
                            : "0-0";
     snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
   }
-  if (a->tail_id[0] != '\0')
+  if (a->tail_id[0] != '\0') {
+    __atomic_store_n(&a->tail_known, true, __ATOMIC_RELEASE);
+    begin_waiting(a);
     tail_read(a);
+  }
 }
 
 /* On every connect of the tail: where the stream ends now, the first
@@ -1315,12 +1331,30 @@ static void on_tail_up(tally_redis_t *rd) {
   tally_redis_command(rd, API_TIMEOUT_MS, on_tail_start, NULL, 6, argv, lens);
 }
 
+/* Settles whether f's contest is frozen now; when that changed, its
+ * open boards reload. */
+static void settle(tally_api_t *a, struct tally_api_freeze_s *f, double now) {
+  const tally_contest_t *c =
+      a->contests != NULL ? tally_contestset_find(a->contests, f->name) : NULL;
+  bool frozen = freeze_rule(c, f->unfrozen, now);
+  if (frozen == f->frozen)
+    return;
+  f->frozen = frozen;
+  for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
+    if (strcmp(e->contest, f->name) == 0) {
+      tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
+      sse_flush(e);
+    }
+}
+
 static void on_unfrozen(tally_redis_t *rd, redisReply *reply, void *priv) {
   tally_api_t *a = rd->data;
   char *name = priv;
   struct tally_api_freeze_s *f = freeze_of(a, name);
-  if (f != NULL && reply != NULL && reply->type == REDIS_REPLY_INTEGER)
+  if (f != NULL && reply != NULL && reply->type == REDIS_REPLY_INTEGER) {
     f->unfrozen = reply->integer > 0;
+    settle(a, f, now_s());
+  }
   free(name);
 }
 
@@ -1342,11 +1376,19 @@ static void on_keepalive(uv_timer_t *t) {
         continue;
       snprintf(fresh[k].name, sizeof(fresh[k].name), "%s",
                cs->contests[i].name);
-      const struct tally_api_freeze_s *old = freeze_of(a, fresh[k].name);
-      if (old != NULL)
+      struct tally_api_freeze_s *old = freeze_of(a, fresh[k].name);
+      if (old != NULL) {
         fresh[k] = *old;
+        old->name[0] = '\0'; /* kept */
+      }
       k++;
     }
+    /* A contest a reload left without a freeze thaws: its boards reload. */
+    for (size_t i = 0; i < a->nfreezes; i++)
+      if (a->freezes[i].name[0] != '\0' && a->freezes[i].frozen) {
+        a->freezes[i].unfrozen = true;
+        settle(a, &a->freezes[i], now_s());
+      }
     free(a->freezes);
     a->freezes = fresh;
     a->nfreezes = k;
@@ -1354,16 +1396,7 @@ static void on_keepalive(uv_timer_t *t) {
   double now = now_s();
   for (size_t i = 0; i < a->nfreezes; i++) {
     struct tally_api_freeze_s *f = &a->freezes[i];
-    const tally_contest_t *c = tally_contestset_find(cs, f->name);
-    bool frozen = frozen_at(a, c, now);
-    if (frozen != f->frozen) {
-      f->frozen = frozen;
-      for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
-        if (strcmp(e->contest, f->name) == 0) {
-          tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
-          sse_flush(e);
-        }
-    }
+    settle(a, f, now);
     char base[600], key[700];
     char *name = strdup(f->name);
     if (name == NULL ||
@@ -1386,14 +1419,49 @@ static void on_keepalive(uv_timer_t *t) {
   }
 }
 
+/* Where stream e starts, once the tail knows where <p>:public ends:
+ * from its Last-Event-ID (from, or NULL) if that is an entry ID, else
+ * from now. */
+static void sse_begin(tally_sse_t *e, const char *from) {
+  tally_api_t *a = e->a;
+  unsigned long long ms, seq;
+  bool resume = from != NULL && parse_id(from, &ms, &seq);
+  parse_id(resume ? from : a->tail_id, &e->at_ms, &e->at_seq);
+  const tally_contest_t *c =
+      a->contests != NULL ? tally_contestset_find(a->contests, e->contest)
+                          : NULL;
+  if (resume && frozen_at(a, c, now_s())) {
+    /* A frozen board is not replayed event by event: the page loads it
+     * again, as it is, and follows from now. */
+    tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
+    parse_id(a->tail_id, &e->at_ms, &e->at_seq);
+    e->live = true;
+    sse_flush(e);
+  } else if (resume && at_before(e, a->tail_id)) {
+    catch_up(e);
+  } else {
+    e->live = true;
+  }
+}
+
+/* The tail has read where <p>:public ends: the streams that waited for
+ * it begin. */
+static void begin_waiting(tally_api_t *a) {
+  for (tally_sse_t *e = a->sses; e != NULL; e = e->next) {
+    if (!e->waiting)
+      continue;
+    e->waiting = false;
+    sse_begin(e, e->from[0] != '\0' ? e->from : NULL);
+  }
+}
+
 /* GET /api/contests/C/events: from Last-Event-ID if the browser gives
- * one (what retention still holds), else from now. */
+ * one (what retention still holds), else from now. Until the tail has
+ * first read Redis (tallyd just started, or Redis is not up yet) the
+ * stream waits, with its keep-alives: a browser's EventSource does not
+ * come back after an error status. */
 static int start_events(tally_api_t *a, tally_http_req_t *r,
                         const char *contest) {
-  if (a->tail_id[0] == '\0')
-    return answer_now(r, 503,
-                      "the event stream is not ready: Redis has "
-                      "not answered yet");
   tally_sse_t *e = calloc(1, sizeof(*e));
   if (e == NULL)
     return answer_now(r, 503, "out of memory");
@@ -1403,10 +1471,6 @@ static int start_events(tally_api_t *a, tally_http_req_t *r,
   e->stream.pull = sse_pull;
   e->stream.closed = sse_closed;
   e->stream.data = e;
-  const char *from = tally_http_header(r, "Last-Event-ID");
-  unsigned long long ms, seq;
-  bool resume = from != NULL && parse_id(from, &ms, &seq);
-  parse_id(resume ? from : a->tail_id, &e->at_ms, &e->at_seq);
   e->next = a->sses;
   if (a->sses != NULL)
     a->sses->prev = e;
@@ -1414,18 +1478,13 @@ static int start_events(tally_api_t *a, tally_http_req_t *r,
   __atomic_add_fetch(&a->nsses, 1, __ATOMIC_RELAXED);
   /* The browser waits a second before it reconnects. */
   tally_buf_puts(&e->buf, "retry: 1000\n\n");
-  const tally_contest_t *c =
-      a->contests != NULL ? tally_contestset_find(a->contests, contest) : NULL;
-  if (resume && frozen_at(a, c, now_s())) {
-    /* A frozen board is not replayed event by event: the page loads it
-     * again, as it is, and follows from now. */
-    tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
-    parse_id(a->tail_id, &e->at_ms, &e->at_seq);
-    e->live = true;
-  } else if (resume && at_before(e, a->tail_id)) {
-    catch_up(e);
+  const char *from = tally_http_header(r, "Last-Event-ID");
+  if (a->tail_id[0] != '\0') {
+    sse_begin(e, from);
   } else {
-    e->live = true;
+    e->waiting = true;
+    if (from != NULL && strlen(from) < sizeof(e->from))
+      snprintf(e->from, sizeof(e->from), "%s", from);
   }
   r->reply.type = "text/event-stream";
   r->reply.stream = &e->stream;

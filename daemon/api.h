@@ -58,6 +58,7 @@ typedef struct tally_api_s {
    * entry it read, the streams open, and their keep-alive. */
   tally_redis_t tail;
   char tail_id[48]; /* "" until known */
+  bool tail_known;  /* atomic, for /readyz: tail_id has been read */
   tally_sse_t *sses;
   /* For /metrics, read from the main loop: atomic. The streams open,
    * the events written to them (one per stream), and the streams ended

@@ -176,6 +176,12 @@ bool tally_ops_ready(const tally_ops_t *o, char *why, size_t whylen) {
     snprintf(why, whylen, "no worker is alive");
     return false;
   }
+  if (o->api != NULL &&
+      !__atomic_load_n(&o->api->tail_known, __ATOMIC_ACQUIRE)) {
+    snprintf(why, whylen,
+             "the results API has not yet read where the event stream ends");
+    return false;
+  }
   return true;
 }
 

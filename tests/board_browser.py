@@ -301,8 +301,17 @@ def main():
             fail(f"the Elo table {cells} is not the API's {wanted}")
         print(f"ok: the Elo table live: {cells}")
 
-        # A board that freezes while open.
+        # A board that freezes while open. tallyd reads the freeze's state
+        # once a second: the API says when it has.
+        def wait_frozen(want):
+            deadline = time.time() + 10
+            while api("/api/contests/cf/ranking")["frozen"] != want:
+                if time.time() > deadline:
+                    fail(f"the API never said frozen: {want}")
+                time.sleep(0.1)
+
         tally_contest("unfreeze", "cf")
+        wait_frozen(False)
         push("f1", "alice", "sum", {"0": 1, "1": 1, "2": 1, "3": 1}, "cf",
              1767200000)
         browser.open(base + "/contests/cf")
@@ -310,6 +319,7 @@ def main():
         if browser.wait(ROWS + ".includes('\"alice\"')") is None:
             fail(f"cf's first row never came: {browser.eval(ROWS)}")
         tally_contest("freeze", "cf")
+        wait_frozen(True)
         # The page reloads itself once tallyd sees the freeze (each second).
         if browser.wait("document.querySelector('.frozen') !== null", 10) \
                 is None:

@@ -77,6 +77,16 @@ static void setup(void) {
   const char *args[] = {"--tasks", tasks, "--http-token-file", token, NULL};
   cr_assert_eq(td_start(&daemon_, &server, "api", args, NULL), 0);
   port = td_http_port(&daemon_);
+  /* Ready: the results API has found where the event stream ends. */
+  int status = 0;
+  for (int i = 0; i < 400 && status != 200; i++) {
+    td_http_t r = td_http(server.dir, port, "/readyz", "");
+    status = r.status;
+    free(r.body);
+    if (status != 200)
+      usleep(50000);
+  }
+  cr_assert_eq(status, 200, "tallyd never became ready");
 }
 
 static void teardown(void) {
