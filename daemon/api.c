@@ -984,6 +984,21 @@ static const char *event_contest(const cJSON *ev, char num[32]) {
   return NULL;
 }
 
+/* A score event's text: participant who's public task score in task. */
+static void score_text(tally_buf_t *b, const char *id, const cJSON *who,
+                       const cJSON *task, double score, bool partial) {
+  tally_buf_puts(b, "id: ");
+  tally_buf_puts(b, id);
+  tally_buf_puts(b, "\nevent: score\ndata: {\"participant\":");
+  tally_json_value(b, who);
+  tally_buf_puts(b, ",\"task\":");
+  tally_json_value(b, task);
+  tally_buf_puts(b, ",\"score\":");
+  tally_json_num(b, score);
+  tally_buf_puts(b, ",\"partial\":");
+  tally_buf_puts(b, partial ? "true}\n\n" : "false}\n\n");
+}
+
 /* Writes one stream entry (its id, its event's JSON) as the board's
  * event to b: only what the public board shows. Returns false for an
  * event the board does not show. Built once per entry, whatever the
@@ -993,9 +1008,9 @@ static bool event_text(tally_buf_t *b, const char *id, const cJSON *ev) {
   const cJSON *who = cJSON_GetObjectItemCaseSensitive(ev, "participant");
   if (!cJSON_IsString(type) || who == NULL)
     return false;
-  tally_buf_puts(b, "id: ");
-  tally_buf_puts(b, id);
   if (strcmp(type->valuestring, "rating") == 0) {
+    tally_buf_puts(b, "id: ");
+    tally_buf_puts(b, id);
     tally_buf_puts(b, "\nevent: rating\ndata: {\"participant\":");
     tally_json_value(b, who);
     static const char *const keys[] = {"rating", "matches", "wins", "draws",
@@ -1012,14 +1027,9 @@ static bool event_text(tally_buf_t *b, const char *id, const cJSON *ev) {
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "task_score");
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(ts, "score");
     const cJSON *pa = cJSON_GetObjectItemCaseSensitive(ts, "partial");
-    tally_buf_puts(b, "\nevent: score\ndata: {\"participant\":");
-    tally_json_value(b, who);
-    tally_buf_puts(b, ",\"task\":");
-    tally_json_value(b, cJSON_GetObjectItemCaseSensitive(ev, "task"));
-    tally_buf_puts(b, ",\"score\":");
-    tally_json_num(b, cJSON_IsNumber(sc) ? sc->valuedouble : 0);
-    tally_buf_puts(b, ",\"partial\":");
-    tally_buf_puts(b, cJSON_IsTrue(pa) ? "true" : "false");
+    score_text(b, id, who, cJSON_GetObjectItemCaseSensitive(ev, "task"),
+               cJSON_IsNumber(sc) ? sc->valuedouble : 0, cJSON_IsTrue(pa));
+    return true;
   }
   tally_buf_puts(b, "}\n\n");
   return true;
@@ -1027,9 +1037,9 @@ static bool event_text(tally_buf_t *b, const char *id, const cJSON *ev) {
 
 typedef struct {
   tally_api_t *a;
-  char contest[256], task[256], id[48];
+  char contest[256], id[48];
   bool elo; /* a rating event: the matches were read, not a place */
-  cJSON *who;
+  cJSON *who, *task;
 } refreeze_t;
 
 /* A rating event's text, with the rating and counts of e. */
@@ -1069,18 +1079,8 @@ static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
     } else {
       double score = 0;
       bool partial = false;
-      got = tally_frozen_score(reply, c->freeze, &score, &partial);
-      tally_buf_puts(&b, "id: ");
-      tally_buf_puts(&b, z->id);
-      tally_buf_puts(&b, "\nevent: score\ndata: {\"participant\":");
-      tally_json_value(&b, z->who);
-      tally_buf_puts(&b, ",\"task\":");
-      tally_json_str(&b, z->task);
-      tally_buf_puts(&b, ",\"score\":");
-      tally_json_num(&b, score);
-      tally_buf_puts(&b, ",\"partial\":");
-      tally_buf_puts(&b, partial ? "true" : "false");
-      tally_buf_puts(&b, "}\n\n");
+      if ((got = tally_frozen_score(reply, c->freeze, &score, &partial)))
+        score_text(&b, z->id, z->who, z->task, score, partial);
     }
     for (tally_sse_t *e = a->sses; got && e != NULL; e = e->next) {
       if (!e->live || strcmp(e->contest, z->contest) != 0)
@@ -1092,6 +1092,7 @@ static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
     tally_buf_close(&b);
   }
   cJSON_Delete(z->who);
+  cJSON_Delete(z->task);
   free(z);
 }
 
@@ -1110,14 +1111,16 @@ static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
        tally_rescore_key(tpart, sizeof(tpart), "", "", task->valuestring) != 0))
     return;
   refreeze_t *z = calloc(1, sizeof(*z));
-  if (z == NULL || (z->who = cJSON_Duplicate(who, true)) == NULL) {
+  if (z == NULL || (z->who = cJSON_Duplicate(who, true)) == NULL ||
+      (!elo && (z->task = cJSON_Duplicate(task, true)) == NULL)) {
+    if (z != NULL)
+      cJSON_Delete(z->who);
     free(z);
     return;
   }
   z->a = a;
   z->elo = elo;
   snprintf(z->contest, sizeof(z->contest), "%s", c->name);
-  snprintf(z->task, sizeof(z->task), "%s", elo ? "" : task->valuestring);
   snprintf(z->id, sizeof(z->id), "%s", id);
   if (elo)
     snprintf(key, sizeof(key), "%s:matches:%s", base, part);
@@ -1128,6 +1131,7 @@ static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
   if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_refreeze, z, 2, argv,
                           lens) != 0) {
     cJSON_Delete(z->who);
+    cJSON_Delete(z->task);
     free(z);
   }
 }
