@@ -415,18 +415,16 @@ static double metric(const char *name) {
   return v;
 }
 
-/* The event stream: what it sends (public task scores, never a view or
- * a private score), and a client that comes back with Last-Event-ID gets
- * what it missed, from Redis, before the live events. */
-Test(tallyd_api, events_resume_from_last_event_id) {
-  char out[700], cmd[1400];
-  snprintf(out, sizeof(out), "%s/events.txt", server.dir);
+/* Follows contest's events with curl in the background for seconds,
+ * into the file out names, once its first line came. */
+static void follow(const char *contest, int seconds, char *out, size_t outlen) {
+  char cmd[1400];
+  snprintf(out, outlen, "%s/events-%s.txt", server.dir, contest);
   snprintf(cmd, sizeof(cmd),
-           "curl -s -N --max-time 5 -o '%s' "
-           "'http://127.0.0.1:%d/api/contests/c1/events' &",
-           out, port);
+           "curl -s -N --max-time %d -o '%s' "
+           "'http://127.0.0.1:%d/api/contests/%s/events' &",
+           seconds, out, port, contest);
   cr_assert_eq(system(cmd), 0);
-  /* Connected: its first line came. */
   for (int i = 0; i < 100; i++) {
     FILE *g = fopen(out, "r");
     char line[64] = "";
@@ -434,9 +432,18 @@ Test(tallyd_api, events_resume_from_last_event_id) {
     if (g != NULL)
       fclose(g);
     if (up)
-      break;
+      return;
     usleep(50000);
   }
+  cr_assert_fail("the event stream of %s never answered", contest);
+}
+
+/* The event stream: what it sends (public task scores, never a view or
+ * a private score), and a client that comes back with Last-Event-ID gets
+ * what it missed, from Redis, before the live events. */
+Test(tallyd_api, events_resume_from_last_event_id) {
+  char out[700];
+  follow("c1", 5, out, sizeof(out));
   cr_expect_geq(metric("tally_event_streams"), 1);
   push_jobs();
   usleep(4000000);
@@ -618,14 +625,8 @@ static void elo_rows(cJSON *j, char out[][128], int *n) {
  * view stays live. */
 Test(tallyd_api, a_frozen_arena_rates_only_matches_from_before_the_freeze) {
   const long freeze = 1767268800;
-  char events[700], cmd[1400];
-  snprintf(events, sizeof(events), "%s/arena-events.txt", server.dir);
-  snprintf(cmd, sizeof(cmd),
-           "curl -s -N --max-time 8 -o '%s' "
-           "'http://127.0.0.1:%d/api/contests/arenaf/events' &",
-           events, port);
-  cr_assert_eq(system(cmd), 0);
-  usleep(500000);
+  char events[700];
+  follow("arenaf", 8, events, sizeof(events));
   int jobs = 0;
   for (int i = 0; i < 24; i++) {
     char who[8], sub[16];
