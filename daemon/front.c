@@ -168,7 +168,6 @@ static void run(void *arg) {
 
 int tally_front_listen(tally_front_t *f, uv_loop_t *main, const char *addr,
                        char *err, size_t errlen) {
-  f->main = main;
   f->api_up = f->started = f->closing_main = false;
   f->inbox = f->done = NULL;
   f->configs = NULL;

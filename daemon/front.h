@@ -37,7 +37,7 @@ struct tally_front_s {
   tally_contestset_t contests;
   tally_scoring_t scoring;
   /* Private. */
-  uv_loop_t *main, hloop;
+  uv_loop_t hloop;
   uv_async_t to_main;  /* on main: requests to answer; the thread ended */
   uv_async_t to_front; /* on hloop: answers, configs, close */
   uv_thread_t thread;
