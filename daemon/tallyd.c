@@ -49,6 +49,7 @@ typedef struct tallyd_s {
   bool pool_up;
   tally_pool_t pool;
   tally_dispatch_t disp;
+  bool disp_up;          /* disp is initialised */
   bool rescore_child_up; /* resc is initialised (--auto-rescore) */
   bool rescored;         /* the rescore at start has been asked for */
   tally_rescore_child_t resc;
@@ -954,6 +955,7 @@ static int start(tallyd_t *t) {
     return EXIT_CONFIG;
   }
   t->disp.data = t;
+  t->disp_up = true;
   if (t->http_up) {
     if (tally_front_api(&t->front, t->set.prefix, url, t->set.http_token_file,
                         &t->contests, &t->scoring, err, sizeof(err)) != 0) {
@@ -1034,6 +1036,8 @@ int main(int argc, char **argv) {
   t.exit_code = start(&t);
   if (t.exit_code != 0) {
     /* Nothing was read yet: close what was opened and go. */
+    if (t.disp_up)
+      tally_dispatch_close(&t.disp, NULL);
     if (t.pool_up)
       tally_pool_close(&t.pool, 0, NULL);
     if (t.rescore_child_up)

@@ -357,6 +357,21 @@ Test(tallyd_ops, a_port_in_use_or_a_bad_address_stops_tallyd) {
              "no message naming the flag");
 }
 
+/* A token file that cannot be read stops tallyd at start, with the
+ * file named, once the listener, the workers and the dispatcher were
+ * set up: each is closed again (under ASan, a leak fails the exit). */
+Test(tallyd_ops, an_unreadable_token_file_stops_tallyd) {
+  const char *args[] = {"--http-token-file", "/nonexistent/token", NULL};
+  start(args, NULL);
+  int st = td_wait(&daemon_, 15000);
+  TD_REQUIRE(&daemon_, st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 2,
+             "tallyd did not exit 2 (%d)", st);
+  TD_REQUIRE(&daemon_,
+             td_log_has(&daemon_,
+                        "--http-token-file /nonexistent/token: cannot read it"),
+             "no message naming the file");
+}
+
 /* Several tallyd on one machine: with --http left to its default, one
  * that finds the default port taken runs without HTTP and says so. */
 Test(tallyd_ops, the_default_port_taken_means_no_http_not_no_tallyd) {
