@@ -657,17 +657,23 @@ static void frozen_totals(areq_t *q) {
   q->nrows = kept;
 }
 
+/* The rows of a ranking or board in rank order: a frozen board's first
+ * counted again (its ratings or its totals), then tally's order, by
+ * value, ties by id in byte order. */
+static void rank_rows(areq_t *q, bool elo) {
+  if (q->frozen && elo)
+    frozen_ratings(q);
+  else if (q->frozen)
+    frozen_totals(q);
+  if (q->nrows > 1)
+    qsort(q->rows, q->nrows, sizeof(row_t), cmp_rows);
+}
+
 static void build_ranking(areq_t *q, tally_buf_t *b) {
   const tally_contest_t *c = config_of(q);
   bool elo = c != NULL && c->ranking == TALLY_RANKING_ELO;
   bool frozen = q->frozen;
-  if (frozen && elo)
-    frozen_ratings(q);
-  else if (frozen)
-    frozen_totals(q);
-  /* tally's order: by total, ties by id in byte order, sharing a rank. */
-  if (q->nrows > 1)
-    qsort(q->rows, q->nrows, sizeof(row_t), cmp_rows);
+  rank_rows(q, elo);
   tally_buf_puts(b, "{\"contest\":");
   tally_json_str(b, q->contest);
   tally_buf_puts(b, ",\"view\":");
@@ -847,12 +853,7 @@ static void build_page(areq_t *q, tally_buf_t *b) {
   }
   const tally_contest_t *c = config_of(q);
   bool elo = c != NULL && c->ranking == TALLY_RANKING_ELO;
-  if (q->frozen && elo)
-    frozen_ratings(q);
-  else if (q->frozen)
-    frozen_totals(q);
-  if (q->nrows > 1)
-    qsort(q->rows, q->nrows, sizeof(row_t), cmp_rows);
+  rank_rows(q, elo);
   char **tasks = c != NULL ? c->tasks : q->names;
   size_t ntasks = c != NULL ? c->ntasks : q->nnames;
   if (c == NULL && ntasks > 1)
