@@ -449,12 +449,8 @@ Test(tallyd_api, events_resume_from_last_event_id) {
   usleep(4000000);
   cr_expect_geq(metric("tally_event_stream_events_total"), 3);
   cr_expect_eq(metric("tally_event_streams_dropped_total"), 0);
-  FILE *f = fopen(out, "r");
-  cr_assert_not_null(f);
-  static char text[1 << 16];
-  size_t n = fread(text, 1, sizeof(text) - 1, f);
-  text[n] = '\0';
-  fclose(f);
+  char *text = tc_slurp(out);
+  cr_assert_not_null(text, "%s", out);
   cr_expect(has(text, "retry: 1000\n"), "%s", text);
   cr_expect(has(text, "event: score\ndata: {\"participant\":\"alice\","
                       "\"task\":\"sum\",\"score\":10.5,\"partial\":false}"),
@@ -489,6 +485,7 @@ Test(tallyd_api, events_resume_from_last_event_id) {
     cr_expect_eq(has(r.body, want), !was_first, "%s: %s", who[k], r.body);
   }
   free(r.body);
+  free(text);
 }
 
 /* An arena contest's board is its Elo table: rating, matches, W/D/L. */
@@ -688,12 +685,8 @@ Test(tallyd_api, a_frozen_arena_rates_only_matches_from_before_the_freeze) {
   /* The events: no rating of p3, and each participant's last rating is
    * the frozen one. */
   usleep(1500000);
-  FILE *g = fopen(events, "r");
-  cr_assert_not_null(g);
-  static char text[1 << 18];
-  size_t n = fread(text, 1, sizeof(text) - 1, g);
-  text[n] = '\0';
-  fclose(g);
+  char *text = tc_slurp(events);
+  cr_assert_not_null(text, "%s", events);
   cr_expect(has(text, "event: rating"), "%s", text);
   cr_expect_not(has(text, "\"participant\":\"p3\""), "%s", text);
   for (int i = 0; i < nr; i++) {
@@ -709,4 +702,5 @@ Test(tallyd_api, a_frozen_arena_rates_only_matches_from_before_the_freeze) {
     cr_expect_eq(strtod(last + strlen(want), NULL), rating, "%s: %s", who,
                  last);
   }
+  free(text);
 }
