@@ -1,4 +1,5 @@
-/* Python's white space and lenient UTF-8 decoding (utext.h). */
+/* Python's white space, lenient UTF-8 decoding and the UTF-8 check
+ * (utext.h). */
 #include "config/utext.h"
 
 #include <utf8proc.h>
@@ -25,6 +26,24 @@ int32_t tally_utext_next(const char *s, size_t n, size_t *i) {
   }
   *i += (size_t)used;
   return cp;
+}
+
+size_t tally_utext_invalid_at(const char *s, size_t n) {
+  const utf8proc_uint8_t *u = (const utf8proc_uint8_t *)s;
+  size_t i = 0;
+  while (i < n) {
+    if (u[i] < 0x80) {
+      i++;
+      continue;
+    }
+    utf8proc_int32_t cp;
+    utf8proc_ssize_t k =
+        utf8proc_iterate(u + i, (utf8proc_ssize_t)(n - i), &cp);
+    if (k <= 0)
+      return i;
+    i += (size_t)k;
+  }
+  return n;
 }
 
 bool tally_utext_blank(const char *s, size_t n) {

@@ -17,6 +17,11 @@ bool tally_utext_space(int32_t c);
  * invalid byte is U+FFFD and moves one byte. */
 int32_t tally_utext_next(const char *s, size_t n, size_t *i);
 
+/* Where s (n bytes) stops being valid UTF-8 (utf8proc's rules: no
+ * surrogates, no overlong forms, nothing above U+10FFFF): n when all of
+ * it is valid, else the offset of the first byte that is not. */
+size_t tally_utext_invalid_at(const char *s, size_t n);
+
 /* Whether s is empty or only white space (Python's not s.strip()). */
 bool tally_utext_blank(const char *s, size_t n);
 

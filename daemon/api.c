@@ -891,6 +891,7 @@ static void build(areq_t *q) {
     r->reply.type = "application/json";
     if (q->html) {
       r->reply.type = "text/html; charset=utf-8";
+      r->reply.csp = tally_page_csp();
       build_page(q, b);
     } else if (q->kind == REQ_LIST) {
       build_list(q, b);
@@ -1507,31 +1508,6 @@ static int answer_now(tally_http_req_t *r, unsigned status, const char *msg) {
   return 1;
 }
 
-/* Copies the next path segment of *p (percent-decoded) into out. Returns
- * false when it is empty or too long. */
-static bool segment(const char **p, char *out, size_t len) {
-  size_t n = 0;
-  const char *s = *p;
-  while (*s != '\0' && *s != '/') {
-    char ch = *s++;
-    if (ch == '%' && s[0] && s[1]) {
-      char hex[3] = {s[0], s[1], 0};
-      char *end;
-      long v = strtol(hex, &end, 16);
-      if (*end != '\0')
-        return false;
-      ch = (char)v;
-      s += 2;
-    }
-    if (n + 1 >= len || ch == '\0')
-      return false;
-    out[n++] = ch;
-  }
-  out[n] = '\0';
-  *p = s;
-  return n > 0;
-}
-
 /* After a second round of reads for a ranking or a participant. */
 static void after_first(areq_t *q);
 static void names_to_rows(areq_t *q);
@@ -1693,13 +1669,13 @@ static int route_page(tally_api_t *a, tally_http_req_t *r) {
   if (q == NULL)
     return answer_now(r, 503, "out of memory");
   q->html = true;
-  const char *p = r->path;
+  const char *p = r->raw_path;
   if (strcmp(p, "/") == 0) {
     q->kind = REQ_LIST;
     return start(a, r, q);
   }
   p += strlen("/contests/");
-  if (!segment(&p, q->contest, sizeof(q->contest)) || *p != '\0') {
+  if (!tally_http_segment(&p, q->contest, sizeof(q->contest)) || *p != '\0') {
     free(q);
     r->reply.status = 404;
     r->reply.type = "text/html; charset=utf-8";
@@ -1714,7 +1690,9 @@ static int route_page(tally_api_t *a, tally_http_req_t *r) {
 
 int tally_api_route(void *api, tally_http_req_t *r) {
   tally_api_t *a = api;
-  const char *p = r->path;
+  /* Split as sent: each segment is decoded once, so that an id holding
+   * '/' or '%' (sent as %2F, %25) is one segment, read as it was. */
+  const char *p = r->raw_path;
   if (strcmp(p, "/") == 0 || strncmp(p, "/contests/", 10) == 0)
     return route_page(a, r);
   if (strncmp(p, "/api/", 5) != 0 && strcmp(p, "/api") != 0)
@@ -1730,7 +1708,7 @@ int tally_api_route(void *api, tally_http_req_t *r) {
   }
   p += strlen("/api/");
   if (strncmp(p, "contests/", 9) != 0 ||
-      (p += 9, !segment(&p, q->contest, sizeof(q->contest)))) {
+      (p += 9, !tally_http_segment(&p, q->contest, sizeof(q->contest)))) {
     free(q);
     return answer_now(r, 404,
                       "not found: the API serves /api/contests, "
@@ -1763,7 +1741,8 @@ int tally_api_route(void *api, tally_http_req_t *r) {
     free(q);
     return start_events(a, r, contest);
   } else if (strncmp(p, "/participants/", 14) == 0 &&
-             (p += 14, segment(&p, q->participant, sizeof(q->participant))) &&
+             (p += 14,
+              tally_http_segment(&p, q->participant, sizeof(q->participant))) &&
              *p == '\0') {
     q->kind = REQ_PARTICIPANT;
     const char *t = bearer(r);

@@ -1,6 +1,7 @@
 #include "daemon/http.h"
 
 #include "config/error.h"
+#include "config/utext.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -74,15 +75,24 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
     tally_log(h->log, TALLY_LOG_WARN, "http", "%s", msg);
 }
 
+/* The headers every answer carries. */
+static void common_headers(struct MHD_Response *r, const char *type,
+                           const char *csp) {
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  MHD_add_response_header(r, "Content-Security-Policy",
+                          csp != NULL ? csp : TALLY_HTTP_CSP);
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
                              const char *type, const char *body, size_t len,
-                             const char *allow) {
+                             const char *allow, const char *csp) {
   struct MHD_Response *r =
       MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
   if (r == NULL)
     return MHD_NO;
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  common_headers(r, type, csp);
   if (allow != NULL)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
   enum MHD_Result rc = MHD_queue_response(c, status, r);
@@ -147,10 +157,9 @@ static enum MHD_Result send_stream(tally_http_req_t *r) {
       MHD_SIZE_UNKNOWN, 65536, stream_read, s, stream_free);
   if (resp == NULL)
     return MHD_NO;
-  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                          r->reply.type != NULL ? r->reply.type
-                                                : "text/event-stream");
-  MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  common_headers(resp,
+                 r->reply.type != NULL ? r->reply.type : "text/event-stream",
+                 r->reply.csp);
   /* A stream is idle between events by nature: no idle timeout (the
    * user sends keep-alives, which find dead peers). */
   MHD_set_connection_option(r->c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
@@ -166,11 +175,100 @@ static enum MHD_Result send_reply(tally_http_req_t *r) {
   if (out->body.oom) {
     static const char msg[] = "out of memory\n";
     return reply(r->c, MHD_HTTP_SERVICE_UNAVAILABLE,
-                 "text/plain; charset=utf-8", msg, sizeof(msg) - 1, NULL);
+                 "text/plain; charset=utf-8", msg, sizeof(msg) - 1, NULL, NULL);
   }
   return reply(r->c, out->status ? out->status : 200,
                out->type != NULL ? out->type : "text/plain; charset=utf-8",
-               tally_buf_text(&out->body), out->body.len, NULL);
+               tally_buf_text(&out->body), out->body.len, NULL, out->csp);
+}
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* Decodes raw[0..n) into out (n + 1 bytes at least); returns the length,
+ * or -1 with why set. */
+static long decode_into(const char *raw, size_t n, char *out,
+                        const char **why) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = raw[i];
+    if (ch == '%') {
+      int hi = i + 1 < n ? hex_digit(raw[i + 1]) : -1;
+      int lo = i + 2 < n ? hex_digit(raw[i + 2]) : -1;
+      if (hi < 0 || lo < 0) {
+        *why = "a '%' in the path is not followed by two hex digits";
+        return -1;
+      }
+      ch = (char)(hi * 16 + lo);
+      i += 2;
+    }
+    if (ch == '\0') {
+      *why = "the path holds a NUL byte (%00)";
+      return -1;
+    }
+    out[k++] = ch;
+  }
+  out[k] = '\0';
+  if (tally_utext_invalid_at(out, k) != k) {
+    *why = "the path is not valid UTF-8 once percent-decoded";
+    return -1;
+  }
+  return (long)k;
+}
+
+int tally_http_decode(const char *raw, size_t n, char **out, char *why,
+                      size_t whylen) {
+  char *s = malloc(n + 1);
+  if (s == NULL) {
+    snprintf(why, whylen, "out of memory");
+    return -1;
+  }
+  const char *cause = NULL;
+  if (decode_into(raw, n, s, &cause) < 0) {
+    free(s);
+    snprintf(why, whylen, "%s", cause);
+    return -1;
+  }
+  *out = s;
+  return 0;
+}
+
+bool tally_http_segment(const char **p, char *out, size_t len) {
+  const char *s = *p;
+  size_t n = strcspn(s, "/");
+  /* A segment decodes to at most as many bytes as it has. */
+  char buf[1024];
+  if (n == 0 || n >= sizeof(buf))
+    return false;
+  const char *why;
+  long k = decode_into(s, n, buf, &why);
+  if (k <= 0 || (size_t)k >= len)
+    return false;
+  memcpy(out, buf, (size_t)k + 1);
+  *p = s + n;
+  return true;
+}
+
+/* MHD's first look at a request: the URI as the client sent it, before
+ * MHD decodes it (which it does for the handler's url, and would let a
+ * %00 cut the path short or a %2F split a segment). The request's state
+ * starts here. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c) {
+  (void)cls;
+  (void)c;
+  tally_http_req_t *r = calloc(1, sizeof(*r));
+  if (r != NULL && (r->raw = strndup(uri, strcspn(uri, "?#"))) == NULL) {
+    free(r);
+    r = NULL;
+  }
+  return r;
 }
 
 static void unlink_pending(tally_http_req_t *r) {
@@ -193,11 +291,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
   tally_http_t *h = cls;
   (void)version;
   (void)upload;
+  (void)url; /* decoded by MHD: r->raw is what was sent */
   tally_http_req_t *r = *state;
-  if (r != NULL) {
+  if (r == NULL)
+    return MHD_NO; /* no memory for its state */
+  if (r->begun) {
     /* Resumed: the handler has answered. */
     return r->answered ? send_reply(r) : MHD_YES;
   }
+  r->begun = true;
+  r->h = h;
+  r->c = c;
+  tally_buf_init(&r->reply.body);
   /* Read by /metrics on the main loop. */
   __atomic_add_fetch(&h->requests, 1, __ATOMIC_RELAXED);
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
@@ -205,17 +310,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     *upload_len = 0;
     static const char msg[] = "only GET and HEAD are served\n";
     return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
-                 msg, sizeof(msg) - 1, "GET, HEAD");
+                 msg, sizeof(msg) - 1, "GET, HEAD", NULL);
   }
-  r = calloc(1, sizeof(*r));
-  if (r == NULL)
-    return MHD_NO;
-  r->h = h;
-  r->c = c;
-  r->path = url;
+  char why[128];
+  if (tally_http_decode(r->raw, strlen(r->raw), &r->decoded, why,
+                        sizeof(why)) != 0) {
+    char msg[160];
+    int n = snprintf(msg, sizeof(msg), "bad request: %s\n", why);
+    return reply(c, MHD_HTTP_BAD_REQUEST, "text/plain; charset=utf-8", msg,
+                 (size_t)n, NULL, NULL);
+  }
+  r->path = r->decoded;
+  r->raw_path = r->raw;
   r->reply.status = 200;
-  tally_buf_init(&r->reply.body);
-  *state = r;
   if (h->handler(h, r)) {
     r->answered = true;
     return send_reply(r);
@@ -239,7 +346,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
   if (r == NULL)
     return;
   unlink_pending(r);
-  tally_buf_close(&r->reply.body);
+  if (r->begun)
+    tally_buf_close(&r->reply.body);
+  free(r->raw);
+  free(r->decoded);
   free(r);
   *state = NULL;
 }
@@ -361,11 +471,11 @@ int tally_http_start(uv_loop_t *loop, tally_http_t *h, const char *addr,
   h->mhd = MHD_start_daemon(
       MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL,
       NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_LISTEN_SOCKET,
-      (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, limit,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)TALLY_HTTP_IDLE_SECONDS,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)TALLY_HTTP_CONNECTION_BYTES,
-      MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_URI_LOG_CALLBACK,
+      on_uri, h, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+      MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
+      (unsigned)TALLY_HTTP_IDLE_SECONDS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      (size_t)TALLY_HTTP_CONNECTION_BYTES, MHD_OPTION_END);
   if (h->mhd == NULL) {
     close(fd);
     snprintf(err, errlen, "--http %s: libmicrohttpd cannot start", addr);

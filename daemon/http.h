@@ -22,6 +22,8 @@
 #define TALLY_HTTP_MAX_CONNECTIONS 4096
 #define TALLY_HTTP_IDLE_SECONDS 10
 #define TALLY_HTTP_CONNECTION_BYTES 16384 /* a request's head must fit */
+/* What an answer other than a page may load or run: nothing. */
+#define TALLY_HTTP_CSP "default-src 'none'; frame-ancestors 'none'"
 /* The longest the listener goes without a run of MHD. */
 #define TALLY_HTTP_TURN_MS 500
 
@@ -34,6 +36,9 @@ typedef struct tally_http_stream_s tally_http_stream_t;
 typedef struct tally_http_reply_s {
   unsigned status;
   const char *type;
+  /* The Content-Security-Policy, or NULL for TALLY_HTTP_CSP. Every
+   * answer also says X-Content-Type-Options: nosniff. */
+  const char *csp;
   tally_buf_t body;
   tally_http_stream_t *stream; /* when set, the body is this stream */
 } tally_http_reply_t;
@@ -61,14 +66,22 @@ void tally_http_stream_wake(tally_http_stream_t *s);
 /* One request being answered. */
 struct tally_http_req_s {
   tally_http_t *h;
-  const char *path; /* without the query string; valid until answered */
+  /* The path without the query string, percent-decoded once: never
+   * holds a NUL, always valid UTF-8 (a request whose path would not be is
+   * answered 400 before any handler sees it). Valid until answered. */
+  const char *path;
+  /* The same path as the client sent it, still percent-encoded: for
+   * handlers that split it into segments, each decoded once
+   * (tally_http_segment). */
+  const char *raw_path;
   tally_http_reply_t reply;
   void *data;                          /* the handler's */
   void (*cancel)(tally_http_req_t *r); /* called if the listener closes
                                           before tally_http_answer */
   /* Private. */
   struct MHD_Connection *c;
-  bool pending, answered;
+  char *raw, *decoded;
+  bool begun, pending, answered;
   tally_http_req_t *prev, *next; /* pending ones, in h->pending */
 };
 
@@ -79,6 +92,18 @@ typedef bool (*tally_http_handler)(tally_http_t *h, tally_http_req_t *r);
 
 /* Sends the reply of a request its handler left pending. */
 void tally_http_answer(tally_http_req_t *r);
+
+/* Percent-decodes the next segment of the raw path *p (up to the next
+ * '/' or its end) into out (len bytes with its NUL), moving *p past it.
+ * Returns false when the segment is empty, too long, holds a bad escape
+ * or a NUL, or is not valid UTF-8. */
+bool tally_http_segment(const char **p, char *out, size_t len);
+
+/* Percent-decodes raw (n bytes) into a new string at *out. Returns 0, or
+ * -1 with why naming the cause: a '%' without two hex digits after it, a
+ * NUL, or bytes that are not UTF-8 once decoded. */
+int tally_http_decode(const char *raw, size_t n, char **out, char *why,
+                      size_t whylen);
 
 /* A request header (name case-insensitive) or query argument, or NULL. */
 const char *tally_http_header(const tally_http_req_t *r, const char *name);

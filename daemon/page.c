@@ -4,8 +4,61 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <nettle/base64.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <uv.h>
+
+/* A cell's colour, red (0) to green (120), as a class of the page's own
+ * style sheet: an inline style="" attribute would need the policy to
+ * allow inline styles of any content. */
+#define HUES 121
+
+/* The style sheet (board.css and the hue classes) and the policy that
+ * lets the page run only its own script and style, by their SHA-256;
+ * made once. */
+static char *style_text;
+static char csp_text[512];
+static uv_once_t once = UV_ONCE_INIT;
+
+static void hash_into(char *out, const char *text) {
+  struct sha256_ctx ctx;
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_init(&ctx);
+  sha256_update(&ctx, strlen(text), (const uint8_t *)text);
+  sha256_digest(&ctx, sizeof(digest), digest);
+  char b64[BASE64_ENCODE_RAW_LENGTH(SHA256_DIGEST_SIZE) + 1];
+  base64_encode_raw(b64, sizeof(digest), digest);
+  b64[sizeof(b64) - 1] = '\0';
+  strcpy(out, b64);
+}
+
+static void make_policy(void) {
+  /* Made once and kept for the process's life. */
+  size_t size = strlen(tally_web_board_css) + HUES * 48;
+  style_text = malloc(size);
+  if (style_text == NULL)
+    abort();
+  size_t n = (size_t)snprintf(style_text, size, "%s", tally_web_board_css);
+  for (int h = 0; h < HUES; h++)
+    n += (size_t)snprintf(style_text + n, size - n,
+                          ".h%d{background:hsl(%d,65%%,82%%)}", h, h);
+  char style_hash[64], script_hash[64];
+  hash_into(style_hash, style_text);
+  hash_into(script_hash, tally_web_board_js);
+  snprintf(csp_text, sizeof(csp_text),
+           "default-src 'none'; script-src 'sha256-%s'; style-src "
+           "'sha256-%s'; connect-src 'self'; img-src 'self'; base-uri "
+           "'none'; form-action 'none'; frame-ancestors 'none'",
+           script_hash, style_hash);
+}
+
+const char *tally_page_csp(void) {
+  uv_once(&once, make_policy);
+  return csp_text;
+}
 
 /* Text for HTML, escaped. */
 static void text(tally_buf_t *b, const char *s) {
@@ -54,7 +107,8 @@ static void head(tally_buf_t *b, const char *title) {
                     "content=\"width=device-width, initial-scale=1\"><title>");
   text(b, title);
   tally_buf_puts(b, "</title><style>");
-  tally_buf_puts(b, tally_web_board_css);
+  tally_page_csp();
+  tally_buf_puts(b, style_text);
   tally_buf_puts(b, "</style></head><body>\n");
 }
 
@@ -251,14 +305,12 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
       double f =
           m != NULL && m->max_public_score > 0 ? s / m->max_public_score : 0;
       f = f < 0 ? 0 : f > 1 ? 1 : f;
-      char style[64];
-      snprintf(style, sizeof(style), "hsl(%d,65%%,82%%)", (int)lround(f * 120));
+      char hue[32];
+      snprintf(hue, sizeof(hue), "\" class=\"h%d", (int)lround(f * (HUES - 1)));
       tally_buf_puts(b, "\" data-s=\"");
       tally_json_num(b, s);
-      tally_buf_puts(b, partial ? "\" class=\"partial" : "");
-      tally_buf_puts(b, "\" style=\"background:");
-      tally_buf_puts(b, style);
-      tally_buf_puts(b, "\">");
+      tally_buf_puts(b, hue);
+      tally_buf_puts(b, partial ? " partial\">" : "\">");
       number(b, s, precision);
       if (partial)
         tally_buf_putc(b, '*');

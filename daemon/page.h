@@ -31,6 +31,11 @@ typedef struct tally_board_s {
   bool frozen; /* the public board, frozen: the page says so */
 } tally_board_t;
 
+/* The Content-Security-Policy of the pages: their own inline script and
+ * style sheet (by hash), event streams from the same origin, nothing
+ * else. */
+const char *tally_page_csp(void);
+
 /* GET /: every contest, linked to its board. */
 void tally_page_index(tally_buf_t *b, const tally_contestset_t *cs,
                       char *const *names, size_t n);

@@ -704,3 +704,148 @@ Test(tallyd_api, a_frozen_arena_rates_only_matches_from_before_the_freeze) {
   }
   free(text);
 }
+
+/* A path that decodes to a NUL byte, holds a bad escape or decodes to
+ * bytes that are not UTF-8 is refused (issue 24): before, MHD decoded
+ * it and the NUL cut it short, so /metrics%00.css served /metrics. */
+Test(tallyd_api, a_path_with_a_nul_or_not_utf8_is_a_400) {
+  push_jobs();
+  const char *bad[] = {"/contests/c1%00evil",
+                       "/metrics%00.css",
+                       "/api/contests/c1%00/participants/alice",
+                       "/api/contests/c1%00",
+                       "/contests/%ff%fe",
+                       "/api/contests/%c3",
+                       "/api/contests/c1%2",
+                       "/api/contests/%zz/ranking",
+                       "/healthz%00"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    td_http_t r = get(bad[i], TOKEN);
+    cr_expect_eq(r.status, 400, "%s: %d %s", bad[i], r.status, r.body);
+    cr_expect(has(r.body, "bad request: "), "%s: %s", bad[i], r.body);
+    cr_expect_not(has(r.body, "Contest One"), "%s: %s", bad[i], r.body);
+    free(r.body);
+  }
+  /* The same paths without the NUL still answer. */
+  td_http_t r = get("/metrics", NULL);
+  cr_expect_eq(r.status, 200);
+  free(r.body);
+  r = get("/contests/c1", NULL);
+  cr_expect_eq(r.status, 200);
+  free(r.body);
+}
+
+/* Every id with '/', '%', '?', '#', a space or non-ASCII: the index's
+ * links open each board, each API path finds its contest, and a
+ * participant "50%off" opens their own endpoint with their own token.
+ * Each segment is decoded once: x%2541 is the contest "x%41", not "xA". */
+Test(tallyd_api, every_path_segment_is_decoded_once_and_links_round_trip) {
+  const char *ids[] = {"a/b", "50%off", "q?x", "h#1", "two words", "café",
+                       "x%41", "xA"};
+  size_t n = sizeof(ids) / sizeof(ids[0]);
+  for (size_t i = 0; i < n; i++) {
+    char job[600];
+    snprintf(job, sizeof(job),
+             "{\"submission\": \"p%zu\", \"task\": \"product\", "
+             "\"participant\": \"%s\", \"contest\": \"%s\", \"evaluations\": "
+             "{\"s1_a\": 1, \"s1_b\": 1, \"s2_a\": 1, \"s2_b\": %d}}",
+             i, ids[i], ids[i], (int)(i % 2));
+    td_push(c, job, NULL);
+  }
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, (int)n, 20000) == (int)n,
+             "outcomes");
+  /* The index links every contest; each link opens its own board. */
+  td_http_t index = get("/", NULL);
+  cr_assert_eq(index.status, 200);
+  char tc[64];
+  tc_setup(tc, sizeof(tc), "paths");
+  for (size_t i = 0; i < n; i++) {
+    /* The link the index wrote for ids[i]: each byte not unreserved,
+     * percent-encoded. */
+    char link[300] = "/contests/";
+    for (const unsigned char *s = (const unsigned char *)ids[i]; *s; s++) {
+      size_t k = strlen(link);
+      if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          (*s >= '0' && *s <= '9') || strchr("-_.~", *s) != NULL)
+        link[k] = (char)*s, link[k + 1] = '\0';
+      else
+        snprintf(link + k, sizeof(link) - k, "%%%02X", *s);
+    }
+    char href[320];
+    snprintf(href, sizeof(href), "href=\"%s\"", link);
+    cr_expect(has(index.body, href), "the index links %s as %s", ids[i],
+              link);
+    td_http_t r = get(link, NULL);
+    cr_expect_eq(r.status, 200, "%s: %d", link, r.status);
+    /* The board is the contest's own: its data-contest attribute. */
+    char attr[300];
+    snprintf(attr, sizeof(attr), "data-contest=\"%s\"", ids[i]);
+    cr_expect(has(r.body, attr), "%s opens %s", link, ids[i]);
+    free(r.body);
+    /* The API, ranking and participant endpoints. */
+    char api[700];
+    snprintf(api, sizeof(api), "/api%s/ranking", link);
+    r = get(api, NULL);
+    cr_expect_eq(r.status, 200, "%s", api);
+    cJSON *j = cJSON_Parse(r.body);
+    cr_expect(j != NULL && strcmp(ts_str_at(j, "contest"), ids[i]) == 0,
+              "%s: %s", api, r.body);
+    cr_expect(j != NULL && ts_len_at(j, "rows") == 1 &&
+                  strcmp(ts_str_at(j, "rows[0].participant"), ids[i]) == 0,
+              "%s: %s", api, r.body);
+    cJSON_Delete(j);
+    free(r.body);
+    const char *args[] = {"token",         "--redis", server.url,
+                          "--participant", ids[i],    NULL};
+    tc_run_t t = tc_run(args, NULL, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    t.out[strcspn(t.out, "\n")] = '\0';
+    snprintf(api, sizeof(api), "/api%s/participants/%s", link,
+             link + strlen("/contests/"));
+    r = get(api, t.out);
+    cr_expect_eq(r.status, 200, "%s: %d %s", api, r.status, r.body);
+    char sub[64];
+    snprintf(sub, sizeof(sub), "\"submission\":\"p%zu\"", i);
+    cr_expect(has(r.body, sub), "%s: %s", api, r.body);
+    free(r.body);
+    tc_run_free(&t);
+  }
+  free(index.body);
+  /* x%2541 names "x%41", which is not "xA": each has its own board. */
+  td_http_t r = get("/api/contests/x%2541/ranking", NULL);
+  cr_expect(has(r.body, "\"contest\":\"x%41\""), "%s", r.body);
+  free(r.body);
+  tc_teardown();
+}
+
+/* Every answer says nosniff; a page's policy allows its own script and
+ * style sheet only, by hash; every other answer loads nothing. */
+Test(tallyd_api, answers_carry_nosniff_and_a_content_security_policy) {
+  push_jobs();
+  const char *paths[] = {"/", "/contests/c1", "/api/contests", "/metrics",
+                         "/nowhere", "/api/contests/c1/ranking"};
+  for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+    char headers[600], extra[700];
+    snprintf(headers, sizeof(headers), "%s/headers", server.dir);
+    snprintf(extra, sizeof(extra), "-D '%s'", headers);
+    td_http_t r = td_http(server.dir, port, paths[i], extra);
+    char *h = tc_slurp(headers);
+    cr_assert_not_null(h);
+    cr_expect(strcasestr(h, "X-Content-Type-Options: nosniff") != NULL,
+              "%s: %s", paths[i], h);
+    char *csp = strcasestr(h, "Content-Security-Policy: ");
+    cr_assert_not_null(csp, "%s: %s", paths[i], h);
+    csp[strcspn(csp, "\r\n")] = '\0';
+    cr_expect(strstr(csp, "default-src 'none'") != NULL, "%s", csp);
+    cr_expect(strstr(csp, "unsafe-inline") == NULL, "%s", csp);
+    bool page = i < 2;
+    cr_expect_eq(strstr(csp, "script-src 'sha256-") != NULL, page, "%s: %s",
+                 paths[i], csp);
+    cr_expect_eq(strstr(csp, "style-src 'sha256-") != NULL, page, "%s: %s",
+                 paths[i], csp);
+    if (page)
+      cr_expect_not(has(r.body, " style=\""), "no inline style attribute");
+    free(h);
+    free(r.body);
+  }
+}
