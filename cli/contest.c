@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "cli/rescore.h"
 #include "contest/scoremode.h"
+#include "redis/scripts.h"
 #include "redis/tokens.h"
 
 #include <errno.h>
@@ -813,7 +814,7 @@ int cmd_token(int argc, char **argv) {
   snprintf(key, sizeof(key), "%s:secret", r.prefix);
   /* The secret tallyd uses, made here if no one has made it yet. */
   redisReply *s = cli_expect(
-      &r, remote_cmd(&r, "EVAL %s 1 %s %s", tally_secret_script, key, fresh),
+      &r, remote_cmd(&r, "EVAL %s 1 %s %s", tally_lua_secret, key, fresh),
       REDIS_REPLY_STRING, "EVAL (the token secret)");
   int status = EXIT_JOB_FAILED;
   if (s != NULL) {

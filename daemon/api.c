@@ -9,6 +9,7 @@
 #include "daemon/page.h"
 #include "engine/engine.h"
 #include "redis/keys.h"
+#include "redis/scripts.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -22,6 +23,7 @@
 #define SSE_BATCH 500
 #define SSE_BLOCK_MS "1000"
 #define SSE_PACE_MS 50
+#define SSE_RETRY_MS 250          /* after an error reply to the tail's read */
 #define SSE_BUFFER_MAX (4u << 20) /* a client this far behind is dropped */
 
 struct tally_sse_s {
@@ -127,19 +129,35 @@ static bool is_operator(const tally_api_t *a, const tally_http_req_t *r) {
 static void on_secret(tally_redis_t *rd, redisReply *reply, void *priv) {
   tally_api_t *a = rd->data;
   (void)priv;
+  a->secret_asking = false;
   if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
-      reply->len == TALLY_SECRET_HEX)
+      reply->len == TALLY_SECRET_HEX) {
+    if (a->secret[0] != '\0' && memcmp(a->secret, reply->str, reply->len) != 0)
+      tally_log(a->log, TALLY_LOG_INFO, "api",
+                "the participant token secret changed (revoked): tokens "
+                "made before no longer open a participant's endpoint");
     memcpy(a->secret, reply->str, reply->len + 1);
-  else if (reply != NULL)
-    tally_log(a->log, TALLY_LOG_ERROR, "api",
-              "cannot read the participant token secret: %s",
+    a->secret_failing = false;
+  } else if (reply != NULL && !a->secret_failing) {
+    /* LOADING, BUSY, MASTERDOWN, READONLY...: asked again each second;
+     * said once until it succeeds. */
+    a->secret_failing = true;
+    tally_log(a->log, TALLY_LOG_WARN, "api",
+              "cannot read the participant token secret yet (asked again "
+              "each second): %s",
               reply->type == REDIS_REPLY_ERROR ? reply->str : "no string");
+  }
 }
 
-/* On every connect: the secret participant tokens are keyed with, made
- * once (SET NX) by whichever tallyd or tally comes first. */
-static void on_up(tally_redis_t *rd) {
-  tally_api_t *a = rd->data;
+/* The secret participant tokens are keyed with, made once (SET NX) by
+ * whichever tallyd or tally comes first: asked on every connect and then
+ * every second, so that a first answer that failed (Redis loading, a
+ * replica not yet promoted) is asked again, and a revocation (DEL
+ * <p>:secret, after which the next asker makes a new one) holds on every
+ * tallyd within a second or two. */
+static void ask_secret(tally_api_t *a) {
+  if (a->secret_asking || a->closing)
+    return;
   char hex[TALLY_SECRET_HEX + 1];
   if (tally_secret_new(hex) != 0) {
     tally_log(a->log, TALLY_LOG_ERROR, "api", "getrandom failed");
@@ -147,11 +165,17 @@ static void on_up(tally_redis_t *rd) {
   }
   char key[160];
   snprintf(key, sizeof(key), "%s:secret", a->prefix);
-  const char *argv[] = {"EVAL", tally_secret_script, "1", key, hex};
+  const char *argv[] = {"EVAL", tally_lua_secret, "1", key, hex};
   size_t lens[5];
   for (int i = 0; i < 5; i++)
     lens[i] = strlen(argv[i]);
-  tally_redis_command(rd, API_TIMEOUT_MS, on_secret, NULL, 5, argv, lens);
+  if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_secret, NULL, 5, argv,
+                          lens) == 0)
+    a->secret_asking = true;
+}
+
+static void on_up(tally_redis_t *rd) {
+  ask_secret(rd->data);
 }
 
 void tally_scoring_close(tally_scoring_t *s) {
@@ -166,6 +190,8 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
                    const char *token_file, char *err, size_t errlen) {
   a->loop = loop;
   a->secret[0] = '\0';
+  a->secret_asking = a->secret_failing = false;
+  a->tail_failing = false;
   a->inflight = 0;
   a->closing = false;
   a->close_cb = NULL;
@@ -1260,10 +1286,30 @@ static void catch_up(tally_sse_t *e) {
 static void tail_read(tally_api_t *a);
 static void begin_waiting(tally_api_t *a);
 
+static void tail_start(tally_api_t *a);
+
 static void on_pace(uv_timer_t *t) {
   tally_api_t *a = t->data;
-  if (!a->closing)
+  if (a->closing)
+    return;
+  if (a->tail_id[0] == '\0')
+    tail_start(a);
+  else
     tail_read(a);
+}
+
+/* An error reply to the tail's read (LOADING, BUSY, MASTERDOWN, ...):
+ * said once until a read succeeds, and asked again in a while. */
+static void tail_error(tally_api_t *a, const redisReply *reply) {
+  if (!a->tail_failing)
+    tally_log(a->log, TALLY_LOG_WARN, "api",
+              "cannot read the event stream yet (asked again every %d ms): "
+              "%s",
+              SSE_RETRY_MS,
+              reply->type == REDIS_REPLY_ERROR ? reply->str
+                                               : "an unexpected reply");
+  a->tail_failing = true;
+  uv_timer_start(&a->pace, on_pace, SSE_RETRY_MS, 0);
 }
 
 static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
@@ -1271,6 +1317,11 @@ static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
   (void)priv;
   if (reply == NULL || a->closing)
     return; /* the connection comes up again, and reads again */
+  if (reply->type != REDIS_REPLY_ARRAY && reply->type != REDIS_REPLY_NIL) {
+    tail_error(a, reply);
+    return;
+  }
+  a->tail_failing = false;
   if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1) {
     const redisReply *s = reply->element[0];
     const char *last = s->elements == 2 ? feed(a, s->element[1], NULL) : NULL;
@@ -1305,36 +1356,44 @@ static void on_tail_start(tally_redis_t *rd, redisReply *reply, void *priv) {
   (void)priv;
   if (reply == NULL || a->closing)
     return;
-  if (reply->type == REDIS_REPLY_ARRAY) {
-    const char *last = reply->elements > 0 &&
-                               reply->element[0]->type == REDIS_REPLY_ARRAY &&
-                               reply->element[0]->elements == 2
-                           ? reply->element[0]->element[0]->str
-                           : "0-0";
-    snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
-  }
-  if (a->tail_id[0] != '\0') {
-    __atomic_store_n(&a->tail_known, true, __ATOMIC_RELEASE);
-    begin_waiting(a);
-    tail_read(a);
-  }
-}
-
-/* On every connect of the tail: where the stream ends now, the first
- * time; then follow it. */
-static void on_tail_up(tally_redis_t *rd) {
-  tally_api_t *a = rd->data;
-  if (a->tail_id[0] != '\0') {
-    tail_read(a);
+  if (reply->type != REDIS_REPLY_ARRAY) {
+    /* Redis is loading its data, say: ask again until it answers. */
+    tail_error(a, reply);
     return;
   }
+  a->tail_failing = false;
+  const char *last = reply->elements > 0 &&
+                             reply->element[0]->type == REDIS_REPLY_ARRAY &&
+                             reply->element[0]->elements == 2
+                         ? reply->element[0]->element[0]->str
+                         : "0-0";
+  snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
+  __atomic_store_n(&a->tail_known, true, __ATOMIC_RELEASE);
+  begin_waiting(a);
+  tail_read(a);
+}
+
+/* Where <p>:public ends now: the first read of the tail. */
+static void tail_start(tally_api_t *a) {
   char key[160];
   snprintf(key, sizeof(key), "%s:public", a->prefix);
   const char *argv[] = {"XREVRANGE", key, "+", "-", "COUNT", "1"};
   size_t lens[6];
   for (int i = 0; i < 6; i++)
     lens[i] = strlen(argv[i]);
-  tally_redis_command(rd, API_TIMEOUT_MS, on_tail_start, NULL, 6, argv, lens);
+  tally_redis_command(&a->tail, API_TIMEOUT_MS, on_tail_start, NULL, 6, argv,
+                      lens);
+}
+
+/* On every connect of the tail: where the stream ends now, the first
+ * time; then follow it. */
+static void on_tail_up(tally_redis_t *rd) {
+  tally_api_t *a = rd->data;
+  uv_timer_stop(&a->pace);
+  if (a->tail_id[0] != '\0')
+    tail_read(a);
+  else
+    tail_start(a);
 }
 
 /* Settles whether f's contest is frozen now; when that changed, its
@@ -1370,6 +1429,7 @@ static void on_unfrozen(tally_redis_t *rd, redisReply *reply, void *priv) {
  * a keep-alive on each stream. */
 static void on_keepalive(uv_timer_t *t) {
   tally_api_t *a = t->data;
+  ask_secret(a);
   const tally_contestset_t *cs = a->contests;
   size_t n = 0;
   for (size_t i = 0; cs != NULL && i < cs->count; i++)

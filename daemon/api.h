@@ -78,7 +78,10 @@ typedef struct tally_api_s {
     bool frozen, unfrozen;
   } * freezes;
   size_t nfreezes;
-  char secret[TALLY_SECRET_HEX + 1]; /* "" until read */
+  char secret[TALLY_SECRET_HEX + 1]; /* "" until read; read each second */
+  bool secret_asking;                /* a read of it in flight */
+  bool secret_failing;               /* its last read failed (logged) */
+  bool tail_failing;                 /* the tail's last read failed */
   unsigned inflight;                 /* requests waiting on Redis */
   bool closing;
   void (*close_cb)(struct tally_api_s *a);

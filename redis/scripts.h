@@ -33,13 +33,15 @@ extern const char tally_lua_retry[];   /* owned, retry */
 extern const char tally_lua_release[]; /* owned, released, release */
 extern const char tally_lua_rescore[]; /* contest, rescore */
 /* The small scripts sent with EVAL: the consumer group (group.lua), the
- * consumer lease (lease.lua, lease_release.lua), and tally rescore's lock
- * and pending marks (lock_*.lua, rescore_begin.lua, rescore_finish.lua). */
+ * consumer lease (lease.lua, lease_release.lua), the participant-token
+ * secret (secret.lua), and tally rescore's lock and pending marks
+ * (lock_*.lua, rescore_begin.lua, rescore_finish.lua). */
 extern const char tally_lua_group[];
 extern const char tally_lua_lease[];
 extern const char tally_lua_lease_release[];
 extern const char tally_lua_lock_refresh[];
 extern const char tally_lua_lock_release[];
+extern const char tally_lua_secret[];
 extern const char tally_lua_rescore_begin[];
 extern const char tally_lua_rescore_finish[];
 /* The retention script (trim.lua): XTRIM MINID of the streams tally

@@ -1,3 +1,4 @@
+/* Participant tokens: fresh secrets and the HMAC of an id (tokens.h). */
 #include "redis/tokens.h"
 
 #include <nettle/hmac.h>
@@ -5,9 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-
-const char tally_secret_script[] = "redis.call('SET', KEYS[1], ARGV[1], 'NX') "
-                                   "return redis.call('GET', KEYS[1])";
 
 static void to_hex(const uint8_t *raw, size_t n, char *out) {
   for (size_t i = 0; i < n; i++)

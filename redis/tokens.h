@@ -11,9 +11,8 @@
 #define TALLY_SECRET_HEX (2 * TALLY_SECRET_BYTES)
 #define TALLY_TOKEN_HEX 64
 
-/* A script (KEYS[1] = <p>:secret, ARGV[1] = a fresh secret in hex) that
- * keeps the first secret ever set and returns the one in force. */
-extern const char tally_secret_script[];
+/* The script that reads the secret, making it first when there is none,
+ * is redis/lua/secret.lua (tally_lua_secret, redis/scripts.h). */
 
 /* A fresh random secret, in hex, into out (TALLY_SECRET_HEX + 1 bytes).
  * Returns 0, or -1 when the system has no randomness to give. */
