@@ -320,6 +320,23 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
           0 ||
       (rc = check_id("task", task, false, text, len, err, errlen)) != 0)
     return rc;
+  /* What cJSON reads but JSON is not: numbers such as 01 or 1., and
+   * strings that are not UTF-8, which results, views and contestants'
+   * events would echo. Checked once the ids are known (and
+   * checked with messages of their own), so that the dead letter names
+   * the submission. */
+  size_t bad;
+  bool utf8;
+  const char *why = tally_json_text_error(text, len, &bad, &utf8);
+  if (why != NULL) {
+    bool key = false;
+    if (!utf8 || !tally_json_find_bad_utf8(job->root, &at, &key))
+      return job_error(err, errlen, "invalid JSON at byte %zu: %s", bad, why);
+    return job_verror_path(err, errlen, &at,
+                           key ? "a key is not valid UTF-8"
+                               : "is not valid UTF-8: every string of a job "
+                                 "must be");
+  }
   job->task = task != NULL ? task->valuestring : NULL;
   if (timestamp != NULL &&
       (!cJSON_IsNumber(timestamp) || !isfinite(timestamp->valuedouble)))

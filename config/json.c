@@ -1,5 +1,6 @@
 /* String lengths, member texts and id checks on top of cJSON. */
 #include "config/json.h"
+#include "config/utext.h"
 #include "config/arena.h"
 #include "config/diag.h"
 
@@ -256,6 +257,116 @@ bool tally_json_find_duplicate(const cJSON *root, tally_jpath_t *path,
 
 bool tally_json_find_overflow(const cJSON *root, tally_jpath_t *path) {
   return has_overflow(root) && find_overflow(root, path);
+}
+
+/* The length of the JSON number at s (n bytes left), or 0 when the
+ * characters cJSON would read as one (digits, +, -, ., e, E) are not a
+ * JSON number. */
+static size_t json_number(const char *s, size_t n, size_t *run) {
+  size_t r = 0;
+  while (r < n && strchr("0123456789+-.eE", s[r]) != NULL && s[r] != '\0')
+    r++;
+  *run = r;
+  size_t i = 0;
+  if (i < r && s[i] == '-')
+    i++;
+  if (i < r && s[i] == '0') {
+    i++;
+  } else if (i < r && s[i] >= '1' && s[i] <= '9') {
+    while (i < r && s[i] >= '0' && s[i] <= '9')
+      i++;
+  } else {
+    return 0;
+  }
+  if (i < r && s[i] == '.') {
+    size_t d = ++i;
+    while (i < r && s[i] >= '0' && s[i] <= '9')
+      i++;
+    if (i == d)
+      return 0;
+  }
+  if (i < r && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < r && (s[i] == '+' || s[i] == '-'))
+      i++;
+    size_t d = i;
+    while (i < r && s[i] >= '0' && s[i] <= '9')
+      i++;
+    if (i == d)
+      return 0;
+  }
+  return i == r ? r : 0;
+}
+
+const char *tally_json_text_error(const char *text, size_t len, size_t *at,
+                                  bool *utf8) {
+  *utf8 = false;
+  size_t i = 0;
+  while (i < len) {
+    unsigned char c = (unsigned char)text[i];
+    if (c == '"') {
+      /* A string: to its closing quote, past escapes; its bytes must be
+       * UTF-8. */
+      size_t start = ++i;
+      bool ascii = true;
+      while (i < len && text[i] != '"') {
+        ascii &= (unsigned char)text[i] < 0x80;
+        i += text[i] == '\\' ? 2 : 1;
+      }
+      if (!ascii) {
+        size_t end = i < len ? i : len;
+        size_t bad = tally_utext_invalid_at(text + start, end - start);
+        if (bad != end - start) {
+          *at = start + bad;
+          *utf8 = true;
+          return "is not valid UTF-8";
+        }
+      }
+      i++;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t run;
+      if (json_number(text + i, len - i, &run) == 0) {
+        *at = i;
+        return "a number is not written as JSON requires (no leading zeros, "
+               "digits on both sides of a point, digits after an exponent)";
+      }
+      i += run;
+    } else if (c >= 0x80) {
+      *at = i;
+      *utf8 = true;
+      return "is not valid UTF-8";
+    } else {
+      i++;
+    }
+  }
+  return NULL;
+}
+
+static bool bad_utf8(const char *s) {
+  size_t n = strlen(s);
+  return tally_utext_invalid_at(s, n) != n;
+}
+
+bool tally_json_find_bad_utf8(const cJSON *root, tally_jpath_t *path,
+                              bool *key) {
+  size_t i = 0;
+  *key = false;
+  for (const cJSON *c = root ? root->child : NULL; c != NULL;
+       c = c->next, i++) {
+    if (c->string != NULL && bad_utf8(c->string)) {
+      /* The key cannot be in the path: its place is. */
+      tally_jpath_index(path, i);
+      *key = true;
+      return true;
+    }
+    size_t old = cJSON_IsObject(root) ? tally_jpath_key(path, c->string)
+                                      : tally_jpath_index(path, i);
+    if ((cJSON_IsString(c) && bad_utf8(c->valuestring)) ||
+        tally_json_find_bad_utf8(c, path, key))
+      return true;
+    tally_jpath_restore(path, old);
+  }
+  return false;
 }
 
 /* Whether text is an integer in plain digits: 0|-?[1-9][0-9]* (not -0,

@@ -46,6 +46,22 @@ bool tally_json_find_overflow(const cJSON *root, struct tally_jpath_s *path);
 bool tally_json_find_duplicate(const cJSON *root, struct tally_jpath_s *path,
                                bool *oom);
 
+/* What in text (len bytes, which cJSON parsed) is not JSON as RFC 8259
+ * has it, though cJSON reads it: a number written otherwise than
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? (such as 01, 1. or 1.e5),
+ * or bytes that are not UTF-8. One pass over the text. Returns NULL, or
+ * a message with *at set to the offending byte; *utf8 says whether it is
+ * the encoding (to be named by its path: tally_json_find_bad_utf8). */
+const char *tally_json_text_error(const char *text, size_t len, size_t *at,
+                                  bool *utf8);
+
+/* Finds the first key or string of root (depth first) that is not valid
+ * UTF-8. Returns true with its path in path and *key set when it is a
+ * member's key (the path then ends with the member's place, [i], since
+ * the key cannot be written), or false. */
+bool tally_json_find_bad_utf8(const cJSON *root, struct tally_jpath_s *path,
+                              bool *key);
+
 /* The message for such a number. */
 #define TALLY_JSON_OVERFLOW                                                    \
   "number out of range (a double holds at most about 1.8e308)"

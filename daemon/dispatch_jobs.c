@@ -131,6 +131,29 @@ void tally__requeue(tally_dispatch_t *d, call_t *c, job_state_t state) {
   }
 }
 
+/* Who a job is for, from its text: ", submission S, task T, participant
+ * P" (those it names), or "" when it is not kept or not JSON. */
+static void job_names(const tally__job_t *j, char *out, size_t len) {
+  out[0] = '\0';
+  if (j->text == NULL)
+    return;
+  cJSON *v = cJSON_ParseWithLength(j->text, j->pj.len);
+  static const char *const fields[] = {"submission", "task", "participant"};
+  size_t n = 0;
+  for (int i = 0; i < 3 && cJSON_IsObject(v); i++) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, fields[i]);
+    char num[32];
+    const char *text = cJSON_IsString(f) ? f->valuestring : NULL;
+    if (cJSON_IsNumber(f)) {
+      snprintf(num, sizeof(num), "%.17g", f->valuedouble);
+      text = num;
+    }
+    if (text != NULL && n < len)
+      n += (size_t)snprintf(out + n, len - n, ", %s %.200s", fields[i], text);
+  }
+  cJSON_Delete(v);
+}
+
 /* Sets j to be dead-lettered with a cause. */
 
 void tally__dead_letter(tally_dispatch_t *d, tally__job_t *j, const char *fmt,
@@ -148,6 +171,9 @@ void tally__dead_letter(tally_dispatch_t *d, tally__job_t *j, const char *fmt,
     j->extra = (tally_post_extra_t){.summary = j->unscored,
                                     .summary_len = strlen(j->unscored)};
   j->kind = "dead";
-  tally_log(d->opt.log, TALLY_LOG_WARN, "job.dead", "%s: %s", j->id, why);
+  char names[800];
+  job_names(j, names, sizeof(names));
+  tally_log(d->opt.log, TALLY_LOG_WARN, "job.dead", "%s%s: %s", j->id, names,
+            why);
   tally__queue_post(d, j);
 }

@@ -70,7 +70,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
   tally_http_t *h = cls;
   char msg[512];
   vsnprintf(msg, sizeof(msg), fmt, ap);
-  msg[strcspn(msg, "\n")] = '\0';
+  /* Its own line end goes; what it quotes of a client's request (CR,
+   * ESC, ...) is escaped by the log. */
+  size_t n = strlen(msg);
+  while (n > 0 && msg[n - 1] == '\n')
+    msg[--n] = '\0';
   if (h->log != NULL)
     tally_log(h->log, TALLY_LOG_WARN, "http", "%s", msg);
 }

@@ -2,6 +2,8 @@
 #ifndef TALLY_LOG_H
 #define TALLY_LOG_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 typedef enum tally_log_level_e {
@@ -36,9 +38,19 @@ void tally_log_init(tally_log_t *log, tally_log_format_t format);
  *   {"time":"2026-11-21T10:00:00.123Z","level":"warn","event":"redis.down",
  *    "msg":"connection refused"}
  *
- * A message longer than 8 KiB is cut short. */
+ * A message longer than 8 KiB is cut short. Control characters and bytes
+ * that are not UTF-8 are escaped (tally_log_escape): one event is always
+ * one line. */
 void tally_log(tally_log_t *log, tally_log_level_t level, const char *event,
                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Copies in (n bytes) to out (outlen bytes with its NUL), each byte that
+ * is not part of a valid UTF-8 character (or is a C1 control) as \xNN,
+ * and with controls set, \n, \r and \t as those two characters and
+ * every other control as \xNN. Stops at a whole escape that does not
+ * fit. Returns the length written. */
+size_t tally_log_escape(char *out, size_t outlen, const char *in, size_t n,
+                        bool controls);
 
 /* The level's name ("debug", "info", "warn", "error"). */
 const char *tally_log_level_name(tally_log_level_t level);

@@ -272,18 +272,18 @@ Test(evalspec_scoring, fuzzy_match_edges) {
   cJSON_Delete(r);
 }
 
-Test(evalspec_scoring, invalid_utf8_counts_each_bad_byte_as_one_rune) {
-  /* The final output's raw bytes "caf\xe9" against "café": c, a, f, U+FFFD
-   * against c, a, f, é: one substitution over 8 code points. */
+/* A run whose final output is not UTF-8 (raw bytes "caf\xe9") is refused
+ * naming its field (issue 24): the evaluation would echo it. AgentClash's
+ * Go decoder would read it as "caf\uFFFD"; tally follows the issue. */
+Test(evalspec_scoring, a_final_output_that_is_not_utf8_is_refused) {
   cJSON *r = one("{\"key\": \"f\", \"type\": \"fuzzy_match\", \"target\": "
                  "\"final_output\", \"expected_from\": \"literal:café\", "
                  "\"config\": {\"threshold\": 0}}",
                  "\"caf\xe9\"");
-  cr_expect_eq(ts_num_at(r, "details.validator_results[0].normalized_score"),
-               0.875);
-  /* and the evaluation is still valid JSON, the bad byte as U+FFFD */
-  cr_expect_str_eq(ts_str_at(r, "details.validator_results[0].actual_value"),
-                   "caf\xef\xbf\xbd");
+  const char *error = ts_str_at(r, "error");
+  cr_assert_not_null(error, "scored");
+  cr_expect(strstr(error, "is not valid UTF-8") != NULL, "%s", error);
+  cr_expect(strstr(error, "run.") != NULL, "names the field: %s", error);
   cJSON_Delete(r);
 }
 

@@ -103,6 +103,31 @@ ParameterizedTestParameters(job_errors, names_the_field_and_the_problem) {
        "evaluations[\"0\"].text: must be a string or a list of strings"},
       {GMIN, EVALS("\"0\": {\"outcome\": 1, \"text\": [1]}, " REST),
        "evaluations[\"0\"].text: must be a string or a list of strings"},
+      /* Strings that are not UTF-8, anywhere (issue 24): results and
+       * contestants' events would echo them. */
+      {GMIN,
+       EVALS("\"0\": {\"outcome\": 1, \"text\": \"bad \xff\xfe\"}, " REST),
+       "evaluations[\"0\"].text: is not valid UTF-8"},
+      {GMIN,
+       EVALS("\"0\": {\"outcome\": 1, \"text\": [\"ok\", \"\xc3\"]}, " REST),
+       "evaluations[\"0\"].text[1]: is not valid UTF-8"},
+      {SUM, EVALS("\"0\": {\"outcome\": 1, \"text\": \"\xed\xa0\x80\"}, " REST),
+       "evaluations[\"0\"].text: is not valid UTF-8"},
+      {SUM, EVALS("\"\xc0\xaf\": 1, \"0\": 1, " REST),
+       "evaluations[0]: a key is not valid UTF-8"},
+      {SUM,
+       "{\"submission\": 9, \"meta\": {\"x\": [\"\xf8\"]}, \"evaluations\": "
+       "{\"0\": 1, " REST "}}",
+       "meta.x[0]: is not valid UTF-8"},
+      /* Numbers JSON does not allow, which cJSON reads (issue 24). */
+      {GMIN, EVALS("\"0\": 01, " REST),
+       "invalid JSON at byte 39: a number is not written as JSON requires"},
+      {GMIN, EVALS("\"0\": 1., " REST), "a number is not written as JSON"},
+      {GMIN, EVALS("\"0\": 1.e0, " REST), "a number is not written as JSON"},
+      {GMIN, EVALS("\"0\": -0.5e, " REST), "invalid JSON at byte"},
+      {GMIN, EVALS("\"0\": -01, " REST), "a number is not written as JSON"},
+      {GMIN, "{\"submission\": 09, \"evaluations\": {}}",
+       "a number id must be an integer"},
       /* The job as a whole. */
       {GMIN, "{\"submission\": 9, \"evaluations\": ", "invalid JSON at byte"},
       {GMIN, "not json", "invalid JSON at byte 0"},
@@ -351,5 +376,20 @@ Test(job_errors, says_nesting_too_deep_rather_than_invalid_json) {
             ts_str_at(res, "error"));
   cJSON_Delete(res);
   free(job);
+  tally_task_free(task);
+}
+
+/* Every number JSON allows is read (issue 24 refuses only those it does
+ * not), and strings of every plane of UTF-8. */
+Test(job_errors, accepts_every_json_number_and_utf8_text) {
+  tally_task_t *task = table_task(GTHR);
+  cJSON *res = ts_score(
+      task,
+      "{\"submission\": 0, \"evaluations\": {\"0\": -0, \"1\": 1.0e+0, "
+      "\"2\": {\"outcome\": -0.5E-3, \"text\": \"caf\xc3\xa9 \xe2\x82\xac "
+      "\xf0\x9f\x8e\x89\"}, \"3\": 10E2}}");
+  cr_assert_not_null(res);
+  cr_expect_null(ts_str_at(res, "error"), "%s", ts_str_at(res, "error"));
+  cJSON_Delete(res);
   tally_task_free(task);
 }
