@@ -740,8 +740,8 @@ Test(tallyd_api, a_path_with_a_nul_or_not_utf8_is_a_400) {
  * participant "50%off" opens their own endpoint with their own token.
  * Each segment is decoded once: x%2541 is the contest "x%41", not "xA". */
 Test(tallyd_api, every_path_segment_is_decoded_once_and_links_round_trip) {
-  const char *ids[] = {"a/b", "50%off", "q?x", "h#1", "two words", "café",
-                       "x%41", "xA"};
+  const char *ids[] = {"a/b",       "50%off", "q?x",  "h#1",
+                       "two words", "café",   "x%41", "xA"};
   size_t n = sizeof(ids) / sizeof(ids[0]);
   for (size_t i = 0; i < n; i++) {
     char job[600];
@@ -773,8 +773,7 @@ Test(tallyd_api, every_path_segment_is_decoded_once_and_links_round_trip) {
     }
     char href[320];
     snprintf(href, sizeof(href), "href=\"%s\"", link);
-    cr_expect(has(index.body, href), "the index links %s as %s", ids[i],
-              link);
+    cr_expect(has(index.body, href), "the index links %s as %s", ids[i], link);
     td_http_t r = get(link, NULL);
     cr_expect_eq(r.status, 200, "%s: %d", link, r.status);
     /* The board is the contest's own: its data-contest attribute. */
@@ -822,8 +821,9 @@ Test(tallyd_api, every_path_segment_is_decoded_once_and_links_round_trip) {
  * style sheet only, by hash; every other answer loads nothing. */
 Test(tallyd_api, answers_carry_nosniff_and_a_content_security_policy) {
   push_jobs();
-  const char *paths[] = {"/", "/contests/c1", "/api/contests", "/metrics",
-                         "/nowhere", "/api/contests/c1/ranking"};
+  const char *paths[] = {
+      "/",        "/contests/c1", "/api/contests",
+      "/metrics", "/nowhere",     "/api/contests/c1/ranking"};
   for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
     char headers[600], extra[700];
     snprintf(headers, sizeof(headers), "%s/headers", server.dir);
