@@ -1,8 +1,8 @@
 /* String lengths, member texts and id checks on top of cJSON. */
 #include "config/json.h"
-#include "config/utext.h"
 #include "config/arena.h"
 #include "config/diag.h"
+#include "config/utext.h"
 
 #include <limits.h>
 #include <malloc.h>
