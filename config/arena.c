@@ -19,9 +19,13 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-/* Blocks are at least this large; a larger allocation gets a block of its
- * own size. */
+/* Blocks are at least this large, and each new one twice the last, up to
+ * BLOCK_MAX: a job of any size takes a few dozen blocks at most, so that
+ * finding whether a pointer is the arena's (each free of cJSON's asks)
+ * stays cheap and decoding stays linear in the job's size. A larger
+ * allocation gets a block of its own size. */
 #define BLOCK_BYTES ((size_t)64 * 1024)
+#define BLOCK_MAX ((size_t)16 * 1024 * 1024)
 /* What a reset keeps for the next job. */
 #define KEEP_BYTES ((size_t)1024 * 1024)
 #define ALIGN alignof(max_align_t)
@@ -55,7 +59,17 @@ static void *arena_alloc(tally_arena_t *a, size_t n) {
       b->used = 0;
   }
   if (b == NULL) {
-    size_t size = n > BLOCK_BYTES ? n : BLOCK_BYTES;
+    tally_arena_block_t **tail = &a->first;
+    size_t last = 0;
+    while (*tail != NULL) {
+      last = (*tail)->size;
+      tail = &(*tail)->next;
+    }
+    size_t size = last * 2 > BLOCK_MAX ? BLOCK_MAX : last * 2;
+    if (size < BLOCK_BYTES)
+      size = BLOCK_BYTES;
+    if (n > size)
+      size = n;
     b = malloc(sizeof(*b) + size);
     if (b == NULL)
       return NULL;
@@ -63,9 +77,6 @@ static void *arena_alloc(tally_arena_t *a, size_t n) {
     b->size = size;
     b->used = 0;
     POISON(b->data, size);
-    tally_arena_block_t **tail = &a->first;
-    while (*tail != NULL)
-      tail = &(*tail)->next;
     *tail = b;
   }
   a->cur = b;

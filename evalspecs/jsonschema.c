@@ -510,8 +510,18 @@ static double num(const cJSON *v) {
   return v->valuedouble;
 }
 
+/* Member k of an instance, null or not. */
+static const cJSON *member(const cJSON *inst, const char *k) {
+  return cJSON_GetObjectItemCaseSensitive(inst, k);
+}
+
+/* Keyword k of schema s, or NULL. A keyword whose value is null is absent,
+ * as the reference's typed decoding reads it (tally_js_check_types has
+ * refused those where null is an error), except const, where null is the
+ * value to equal. */
 static const cJSON *kw(const cJSON *s, const char *k) {
-  return cJSON_GetObjectItemCaseSensitive(s, k);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, k);
+  return cJSON_IsNull(v) && strcmp(k, "const") != 0 ? NULL : v;
 }
 
 /* Validates inst against sub with fresh annotations, merged into ann when
@@ -643,7 +653,7 @@ static int applicators(tally_js_t *js, const cJSON *s, const cJSON *inst,
   }
   if ((k = kw(s, "dependentSchemas")) != NULL && cJSON_IsObject(inst))
     for (const cJSON *d = k->child; d; d = d->next)
-      if (kw(inst, d->string) != NULL) {
+      if (member(inst, d->string) != NULL) {
         if ((rc = apply(js, d, inst, ann)) < 0)
           return rc;
         valid &= rc;
@@ -662,13 +672,13 @@ static int object_keywords(tally_js_t *js, const cJSON *s, const cJSON *inst,
     valid = 0;
   if ((k = kw(s, "required")) != NULL)
     for (const cJSON *r = k->child; r; r = r->next)
-      if (cJSON_IsString(r) && kw(inst, r->valuestring) == NULL)
+      if (cJSON_IsString(r) && member(inst, r->valuestring) == NULL)
         valid = 0;
   if ((k = kw(s, "dependentRequired")) != NULL)
     for (const cJSON *d = k->child; d; d = d->next)
-      if (kw(inst, d->string) != NULL)
+      if (member(inst, d->string) != NULL)
         for (const cJSON *r = d->child; r; r = r->next)
-          if (cJSON_IsString(r) && kw(inst, r->valuestring) == NULL)
+          if (cJSON_IsString(r) && member(inst, r->valuestring) == NULL)
             valid = 0;
   const cJSON *props = kw(s, "properties"), *pats = kw(s, "patternProperties"),
               *extra = kw(s, "additionalProperties");
@@ -718,11 +728,11 @@ static int object_keywords(tally_js_t *js, const cJSON *s, const cJSON *inst,
   /* draft-07's dependencies, read as dependentRequired/Schemas */
   if ((k = kw(s, "dependencies")) != NULL)
     for (const cJSON *d = k->child; d; d = d->next) {
-      if (kw(inst, d->string) == NULL)
+      if (member(inst, d->string) == NULL)
         continue;
       if (cJSON_IsArray(d)) {
         for (const cJSON *r = d->child; r; r = r->next)
-          if (cJSON_IsString(r) && kw(inst, r->valuestring) == NULL)
+          if (cJSON_IsString(r) && member(inst, r->valuestring) == NULL)
             valid = 0;
       } else {
         if ((rc = apply(js, d, inst, ann)) < 0)
@@ -936,11 +946,14 @@ tally_js_t *tally_js_compile(const cJSON *schema, char *err, size_t errlen) {
   static const char draft7s[] = "https://json-schema.org/draft-07/schema#";
   static const char d2020[] = "https://json-schema.org/draft/2020-12/schema";
   const cJSON *sch = cJSON_IsObject(schema) ? kw(schema, "$schema") : NULL;
+  /* As the reference: no $schema, "" or 2020-12 is 2020-12; draft-07 is
+   * read as 2020-12; another draft is refused. */
   if (sch != NULL &&
-      (!cJSON_IsString(sch) || (strcmp(sch->valuestring, draft7) != 0 &&
+      (!cJSON_IsString(sch) || (sch->valuestring[0] != '\0' &&
+                                strcmp(sch->valuestring, draft7) != 0 &&
                                 strcmp(sch->valuestring, draft7s) != 0 &&
                                 strcmp(sch->valuestring, d2020) != 0))) {
-    snprintf(err, errlen, "unsupported JSON schema draft %s",
+    snprintf(err, errlen, "unsupported JSON schema draft \"%.300s\"",
              cJSON_IsString(sch) ? sch->valuestring : "(not a string)");
     return NULL;
   }

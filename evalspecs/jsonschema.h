@@ -23,6 +23,19 @@ typedef struct tally_js_s tally_js_t;
 tally_js_t *tally_js_compile(const cJSON *schema, char *err, size_t errlen);
 void tally_js_free(tally_js_t *js);
 
+/* Checks root's keyword values as the reference's typed decoding does
+ * (AgentClash decodes a schema into google/jsonschema-go's Schema): each
+ * keyword it knows must hold its JSON type (a string, a bool, a number, an
+ * int32 integer, which may be written 2.0, a schema, an array or map of
+ * them...), null standing for an absent keyword except as "type" and as a
+ * schema inside an array or a map. Also what resolving refuses first:
+ * both $defs and definitions, $vocabulary outside the 2020-12
+ * meta-schema. Returns 0, or -1 with err saying what, and *resolve set
+ * when the reference would say so when resolving rather than decoding.
+ * A root null is not refused: the reference reads it as false. */
+int tally_js_check_types(const cJSON *root, char *err, size_t errlen,
+                         bool *resolve);
+
 /* Validates instance: 1 valid, 0 invalid (err says where first), -1 an
  * error in the schema met while validating (err says which). */
 int tally_js_validate(tally_js_t *js, const cJSON *instance, char *err,

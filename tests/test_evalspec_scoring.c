@@ -414,3 +414,94 @@ Test(evalspec_scoring, boolean_regex_and_json_path_edges) {
                    "literal null (expecting 'u')");
   cJSON_Delete(r);
 }
+
+/* A JSON Schema whose keyword values have the wrong types (issue 24,
+ * defect 10): the reference decodes a schema into a typed struct, so such
+ * a schema is an error (the evaluation invalid, its dimension error,
+ * validator_pass_rate unavailable), not a schema that passes or fails
+ * every document. What its decoder takes (null for an optional keyword,
+ * an integer written 2.0) is taken. */
+static cJSON *with_schema(const char *schema, const char *doc) {
+  char v[1024];
+  snprintf(v, sizeof(v),
+           "{\"key\": \"j\", \"type\": \"json_schema\", \"target\": "
+           "\"literal:%s\", \"expected_from\": \"literal:%s\"}",
+           doc, schema);
+  return score(v,
+               "{\"dimensions\": [{\"key\": \"correctness\", \"source\": "
+               "\"validators\", \"validators\": [\"j\"]}]}",
+               "\"x\"");
+}
+
+#define VR "details.validator_results[0]."
+
+Test(evalspec_scoring, a_schema_of_wrong_keyword_types_is_an_error) {
+  static const struct {
+    const char *schema, *reason;
+  } bad[] = {
+      {"{\\\"minimum\\\": \\\"x\\\"}",
+       "parse JSON schema: json: cannot unmarshal string into Go struct "
+       "field .minimum of type float64"},
+      {"{\\\"properties\\\": []}",
+       "parse JSON schema: json: cannot unmarshal array into Go struct field "
+       ".properties of type map[string]*jsonschema.Schema"},
+      {"{\\\"type\\\": 5}",
+       "parse JSON schema: invalid value for \"type\": \"5\""},
+      {"{\\\"type\\\": null}",
+       "parse JSON schema: invalid value for \"type\": \"null\""},
+      {"{\\\"minLength\\\": 2.5}", "parse JSON schema: not an integer value"},
+      {"{\\\"minLength\\\": \\\"2\\\"}", "parse JSON schema: not a number"},
+      {"{\\\"maxItems\\\": 4294967296}",
+       "parse JSON schema: integer is out of range"},
+      {"{\\\"required\\\": [1]}",
+       "parse JSON schema: json: cannot unmarshal number into Go struct "
+       "field .required of type string"},
+      {"{\\\"not\\\": 5}", "parse JSON schema: json: cannot unmarshal number "
+                           "into Go value of type jsonschema.Schema"},
+      {"{\\\"properties\\\": {\\\"a\\\": {\\\"pattern\\\": 7}}}",
+       "parse JSON schema: json: cannot unmarshal number into Go struct "
+       "field .pattern of type string"},
+      {"{\\\"uniqueItems\\\": \\\"yes\\\"}",
+       "parse JSON schema: json: cannot unmarshal string into Go struct field "
+       ".uniqueItems of type bool"},
+      {"{\\\"allOf\\\": [null]}",
+       "resolve JSON schema: jsonschema: schema at /allOf/0 is nil"},
+      {"{\\\"properties\\\": {\\\"a/b\\\": null}}",
+       "resolve JSON schema: jsonschema: schema at /properties/a~1b is nil"},
+      {"{\\\"$defs\\\": {}, \\\"definitions\\\": {}}",
+       "resolve JSON schema: both Defs and Definitions are set; at most one "
+       "should be"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    cJSON *r = with_schema(bad[i].schema, "{\\\"a\\\": 1}");
+    cr_expect_str_eq(ts_str_at(r, VR "verdict"), "error", "%s", bad[i].schema);
+    cr_expect_str_eq(ts_str_at(r, VR "reason"), bad[i].reason);
+    cr_expect_str_eq(ts_str_at(r, "details.validity"), "invalid", "%s",
+                     bad[i].schema);
+    cr_expect_str_eq(ts_str_at(r, "details.dimension_results[0].state"),
+                     "error", "%s", bad[i].schema);
+    cJSON_Delete(r);
+  }
+  /* What the reference's decoder takes. */
+  static const struct {
+    const char *schema, *doc, *verdict;
+  } good[] = {
+      {"{\\\"minLength\\\": 2.0, \\\"maximum\\\": null, \\\"type\\\": "
+       "\\\"string\\\"}",
+       "\\\"abc\\\"", "pass"},
+      {"{\\\"minLength\\\": 4.0}", "\\\"abc\\\"", "fail"},
+      {"{\\\"items\\\": null, \\\"title\\\": null, \\\"required\\\": "
+       "null}",
+       "[1]", "pass"},
+      {"{\\\"$schema\\\": \\\"\\\", \\\"type\\\": [\\\"object\\\"]}",
+       "{\\\"a\\\": 1}", "pass"},
+      {"null", "{\\\"a\\\": 1}", "fail"},
+      {"{\\\"x-vendor\\\": [1, {\\\"minimum\\\": \\\"no\\\"}]}", "1", "pass"},
+  };
+  for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+    cJSON *r = with_schema(good[i].schema, good[i].doc);
+    cr_expect_str_eq(ts_str_at(r, VR "verdict"), good[i].verdict, "%s: %s",
+                     good[i].schema, ts_str_at(r, VR "reason"));
+    cJSON_Delete(r);
+  }
+}
