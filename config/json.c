@@ -259,14 +259,28 @@ bool tally_json_find_overflow(const cJSON *root, tally_jpath_t *path) {
   return has_overflow(root) && find_overflow(root, path);
 }
 
-/* The length of the JSON number at s (n bytes left), or 0 when the
- * characters cJSON would read as one (digits, +, -, ., e, E) are not a
- * JSON number. */
-static size_t json_number(const char *s, size_t n, size_t *run) {
-  size_t r = 0;
-  while (r < n && strchr("0123456789+-.eE", s[r]) != NULL && s[r] != '\0')
-    r++;
-  *run = r;
+/* The classes of bytes the text check below cares about. */
+enum { C_OTHER = 0, C_NUM = 1, C_QUOTE = 2, C_ESC = 4, C_HIGH = 8 };
+
+static const unsigned char byte_class[256] = {
+    ['0'] = C_NUM,  ['1'] = C_NUM, ['2'] = C_NUM, ['3'] = C_NUM,
+    ['4'] = C_NUM,  ['5'] = C_NUM, ['6'] = C_NUM, ['7'] = C_NUM,
+    ['8'] = C_NUM,  ['9'] = C_NUM, ['+'] = C_NUM, ['-'] = C_NUM,
+    ['.'] = C_NUM,  ['e'] = C_NUM, ['E'] = C_NUM, ['"'] = C_QUOTE,
+    ['\\'] = C_ESC,
+#define H8(b)                                                                  \
+  [b] = C_HIGH, [b + 1] = C_HIGH, [b + 2] = C_HIGH, [b + 3] = C_HIGH,          \
+  [b + 4] = C_HIGH, [b + 5] = C_HIGH, [b + 6] = C_HIGH, [b + 7] = C_HIGH
+    H8(0x80),       H8(0x88),      H8(0x90),      H8(0x98),
+    H8(0xa0),       H8(0xa8),      H8(0xb0),      H8(0xb8),
+    H8(0xc0),       H8(0xc8),      H8(0xd0),      H8(0xd8),
+    H8(0xe0),       H8(0xe8),      H8(0xf0),      H8(0xf8),
+#undef H8
+};
+
+/* Whether s[0..r) (the characters cJSON reads as a number: digits, +, -,
+ * ., e, E) is a JSON number. */
+static bool json_number(const char *s, size_t r) {
   size_t i = 0;
   if (i < r && s[i] == '-')
     i++;
@@ -276,14 +290,14 @@ static size_t json_number(const char *s, size_t n, size_t *run) {
     while (i < r && s[i] >= '0' && s[i] <= '9')
       i++;
   } else {
-    return 0;
+    return false;
   }
   if (i < r && s[i] == '.') {
     size_t d = ++i;
     while (i < r && s[i] >= '0' && s[i] <= '9')
       i++;
     if (i == d)
-      return 0;
+      return false;
   }
   if (i < r && (s[i] == 'e' || s[i] == 'E')) {
     i++;
@@ -293,28 +307,41 @@ static size_t json_number(const char *s, size_t n, size_t *run) {
     while (i < r && s[i] >= '0' && s[i] <= '9')
       i++;
     if (i == d)
-      return 0;
+      return false;
   }
-  return i == r ? r : 0;
+  return i == r;
 }
 
 const char *tally_json_text_error(const char *text, size_t len, size_t *at,
                                   bool *utf8) {
+  const unsigned char *u = (const unsigned char *)text;
   *utf8 = false;
   size_t i = 0;
-  while (i < len) {
-    unsigned char c = (unsigned char)text[i];
+  for (;;) {
+    while (i < len && byte_class[u[i]] == C_OTHER)
+      i++;
+    if (i >= len)
+      return NULL;
+    unsigned char c = u[i];
     if (c == '"') {
       /* A string: to its closing quote, past escapes; its bytes must be
-       * UTF-8. */
+       * UTF-8. In a string, digits and signs are plain. */
       size_t start = ++i;
-      bool ascii = true;
-      while (i < len && text[i] != '"') {
-        ascii &= (unsigned char)text[i] < 0x80;
-        i += text[i] == '\\' ? 2 : 1;
+      bool high = false;
+      for (;;) {
+        while (i < len && (byte_class[u[i]] & (C_QUOTE | C_ESC | C_HIGH)) == 0)
+          i++;
+        if (i >= len || u[i] == '"')
+          break;
+        if (u[i] == '\\') {
+          i += 2;
+        } else {
+          high = true;
+          i++;
+        }
       }
-      if (!ascii) {
-        size_t end = i < len ? i : len;
+      size_t end = i < len ? i : len;
+      if (high) {
         size_t bad = tally_utext_invalid_at(text + start, end - start);
         if (bad != end - start) {
           *at = start + bad;
@@ -322,24 +349,25 @@ const char *tally_json_text_error(const char *text, size_t len, size_t *at,
           return "is not valid UTF-8";
         }
       }
-      i++;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      size_t run;
-      if (json_number(text + i, len - i, &run) == 0) {
-        *at = i;
-        return "a number is not written as JSON requires (no leading zeros, "
-               "digits on both sides of a point, digits after an exponent)";
-      }
-      i += run;
+      i = end + 1;
     } else if (c >= 0x80) {
       *at = i;
       *utf8 = true;
       return "is not valid UTF-8";
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t r = i + 1;
+      while (r < len && byte_class[u[r]] == C_NUM)
+        r++;
+      if (!json_number(text + i, r - i)) {
+        *at = i;
+        return "a number is not written as JSON requires (no leading zeros, "
+               "digits on both sides of a point, digits after an exponent)";
+      }
+      i = r;
     } else {
-      i++;
+      i++; /* the e of true or false, a stray sign: cJSON has judged them */
     }
   }
-  return NULL;
 }
 
 static bool bad_utf8(const char *s) {
