@@ -1,5 +1,6 @@
 /* tally score and tally check: scoring offline, checking configs. */
 #include "cli/cli.h"
+#include "evalspecs/apply.h"
 #include "contest/scoremode.h"
 #include "engine/engine.h"
 #include "evalspecs/spec.h"
@@ -329,6 +330,7 @@ static int check_path(cli_t *c, const char *path) {
   tally_diag_t d;
   tally_taskset_t ts;
   int status = 0;
+  bool lint_failed = false;
   tally_diag_init(&d, NULL);
   tally_taskset_init(&ts);
   if (tally_taskset_load(&ts, &c->reg, path, &d) != 0) {
@@ -337,6 +339,28 @@ static int check_path(cli_t *c, const char *path) {
   }
   for (size_t k = 0; k < ts.count; k++) {
     const tally_task_t *t = ts.entries[k].task;
+    /* A spec the reference takes, but whose validator errors on every
+     * run: a literal pattern or schema that cannot be used. */
+    bool flagged = false;
+    for (size_t i = 0; t->spec != NULL && i < t->spec->nvalidators; i++) {
+      const tally_es_validator_t *v = &t->spec->validators[i];
+      char why[700];
+      if (!tally_es_lint(v, why, sizeof(why)))
+        continue;
+      fprintf(stderr,
+              "%s: evaluation_spec.validators[%zu].%s: every run of "
+              "validator \"%s\" would be an error: %s\n",
+              ts.entries[k].file, i,
+              strcmp(v->type_name, "file_json_schema") == 0
+                  ? "config.schema"
+                  : "expected_from",
+              v->key, why);
+      flagged = true;
+    }
+    if (flagged) {
+      lint_failed = true;
+      continue;
+    }
     if (t->spec != NULL)
       printf("%s: ok: task %s, agent_run, %zu validators, %zu metrics, %zu "
              "dimensions (%s), max score %g\n",
@@ -374,7 +398,7 @@ static int check_path(cli_t *c, const char *path) {
   tally_contestset_close(&cs);
   tally_taskset_close(&ts);
   tally_diag_close(&d);
-  return status;
+  return lint_failed ? EXIT_CONFIG : status;
 }
 
 int cmd_check(int argc, char **argv) {

@@ -609,3 +609,37 @@ int tally_es_apply(const tally_es_validator_t *v, const char *actual,
   }
   return o->reason.oom ? TALLY_ENOMEM : 0;
 }
+
+bool tally_es_lint(const tally_es_validator_t *v, char *why, size_t len) {
+  const char *t = v->type_name;
+  bool literal = strncmp(v->expected_from, "literal:", 8) == 0;
+  const char *expected = literal ? v->expected_from + 8 : "";
+  /* The validator run on a document every schema can read: an error is
+   * the pattern's or the schema's own. */
+  const char *actual;
+  if (strcmp(t, "regex_match") == 0 && literal)
+    actual = "";
+  else if (strcmp(t, "json_schema") == 0 && literal)
+    actual = "{}";
+  else if (strcmp(t, "file_json_schema") == 0 && v->config != NULL)
+    actual = "{}";
+  else
+    return false;
+  tally_es_outcome_t o;
+  tally_es_outcome_init(&o);
+  bool flagged = false;
+  if (tally_es_apply(v, actual, expected, &o) == 0 &&
+      o.verdict == TALLY_ES_VERROR) {
+    const char *r = tally_buf_text(&o.reason);
+    static const char *const causes[] = {"invalid regex pattern",
+                                         "parse JSON schema",
+                                         "resolve JSON schema"};
+    for (size_t i = 0; i < 3 && !flagged; i++)
+      if (strncmp(r, causes[i], strlen(causes[i])) == 0) {
+        snprintf(why, len, "%s", r);
+        flagged = true;
+      }
+  }
+  tally_es_outcome_close(&o);
+  return flagged;
+}

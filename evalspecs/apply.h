@@ -28,4 +28,12 @@ void tally_es_outcome_close(tally_es_outcome_t *o);
 int tally_es_apply(const tally_es_validator_t *v, const char *actual,
                    const char *expected, tally_es_outcome_t *o);
 
+/* What tally check says of validator v before any run (the spec is valid
+ * as the reference reads it, but every run of v would error): a
+ * regex_match whose literal pattern PCRE2 cannot compile, a json_schema
+ * whose literal schema, or a file_json_schema whose config.schema, the
+ * reference would refuse. Writes the cause to why and returns true, or
+ * returns false. */
+bool tally_es_lint(const tally_es_validator_t *v, char *why, size_t len);
+
 #endif

@@ -188,6 +188,47 @@ Test(cli, checks_good_configs_with_one_ok_line_each) {
   tc_run_free(&r);
 }
 
+/* Issue 24: a literal pattern or schema that cannot be used is valid as
+ * the reference reads a spec (so tallyd loads it, and each run is an
+ * error, as there), but tally check flags it, naming the file, the
+ * validator's path and the cause. */
+Test(cli, check_flags_literal_patterns_and_schemas_that_cannot_be_used) {
+  tc_write_file(
+      "lint.json",
+      "{\"name\": \"lint\", \"task_type\": \"agent_run\", "
+      "\"evaluation_spec\": {\"name\": \"e\", \"version_number\": 1, "
+      "\"judge_mode\": \"deterministic\", \"validators\": [{\"key\": \"r\", "
+      "\"type\": \"regex_match\", \"target\": \"final_output\", "
+      "\"expected_from\": \"literal:INC-[0-9\"}, {\"key\": \"s\", \"type\": "
+      "\"json_schema\", \"target\": \"final_output\", \"expected_from\": "
+      "\"literal:{\\\"minimum\\\": \\\"x\\\"}\"}, {\"key\": \"ok\", "
+      "\"type\": \"regex_match\", \"target\": \"final_output\", "
+      "\"expected_from\": \"literal:INC-[0-9]+\"}, {\"key\": \"f\", "
+      "\"type\": \"file_json_schema\", \"target\": \"file:out\", "
+      "\"config\": {\"schema\": {\"properties\": []}}}], \"scorecard\": "
+      "{\"dimensions\": [\"correctness\"]}}}");
+  tc_run_t r = run((const char *[]){"check", tc_at("lint.json"), NULL}, NULL);
+  cr_expect_eq(r.status, 2);
+  const char *want[] = {
+      "lint.json: evaluation_spec.validators[0].expected_from: every run of "
+      "validator \"r\" would be an error: invalid regex pattern: missing "
+      "terminating ] for character class",
+      "lint.json: evaluation_spec.validators[1].expected_from: every run of "
+      "validator \"s\" would be an error: parse JSON schema: json: cannot "
+      "unmarshal string into Go struct field .minimum of type float64",
+      "lint.json: evaluation_spec.validators[3].config.schema: every run of "
+      "validator \"f\" would be an error: parse JSON schema: json: cannot "
+      "unmarshal array into Go struct field .properties",
+  };
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+    cr_expect(strstr(r.err, want[i]) != NULL, "missing %s in stderr:\n%s",
+              want[i], r.err);
+  char *lines[16];
+  cr_expect_eq(tc_lines_of(r.err, lines, 16), 3, "%s", r.err);
+  cr_expect_eq(strstr(r.out, "lint.json: ok"), NULL, "%s", r.out);
+  tc_run_free(&r);
+}
+
 Test(cli, checks_every_path_it_is_given) {
   write_tasks();
   tc_write_file("broken.json", "{\"name\": \"x\"");
