@@ -92,13 +92,28 @@ class Namespace:
         self.proc.wait(timeout=30)
 
 
+# What the unit hides from the service: PrivateTmp (/tmp, /var/tmp) and
+# ProtectHome (/home, /root, /run/user).
+HIDDEN = ("/tmp", "/var/tmp", "/home", "/root", "/run/user")
+
+
+def hidden(path):
+    p = os.path.realpath(path)
+    return any(p == d or p.startswith(d + "/") for d in HIDDEN)
+
+
 def install_unit(source, build, work, state, port):
     with open(os.path.join(source, "dist/systemd/tallyd.service")) as f:
         unit = f.read()
+    # The tasks are copied beside the config: the source may be where the
+    # service cannot see (a clone under /tmp).
+    tasks = os.path.join(work, "tasks")
+    shutil.copytree(os.path.join(source, "examples/tasks"), tasks)
+    subprocess.run(["chmod", "-R", "a+rX", tasks], check=True)
     config = os.path.join(work, "tallyd.json")
     with open(config, "w") as f:
-        json.dump({"tasks": os.path.join(source, "examples/tasks"),
-                   "http": f"127.0.0.1:{port}", "workers": 2}, f)
+        json.dump({"tasks": tasks, "http": f"127.0.0.1:{port}",
+                   "workers": 2}, f)
     os.chmod(config, 0o644)
     changes = [
         ("ExecStart=/usr/local/bin/tallyd --config /etc/tally/tallyd.json",
@@ -143,17 +158,45 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--source", required=True)
+    ap.add_argument("--from-tmp", action="store_true",
+                    help="run the programs from a copy under /tmp, as a "
+                    "clone there would (the unit hides /tmp from tallyd)")
     a = ap.parse_args()
     build, source = os.path.abspath(a.build), os.path.abspath(a.source)
     if os.geteuid() != 0:
         fail("needs root (it runs systemd in a PID namespace)")
-    # The service's /tmp is private: the test's files live in the build
-    # folder, readable by nobody.
-    work = tempfile.mkdtemp(prefix="systemd-test-", dir=build)
+    if a.from_tmp:
+        copy = tempfile.mkdtemp(prefix="tally-build-")
+        for name in ("tallyd", "tally-worker", "tally"):
+            shutil.copy2(os.path.join(build, name), copy)
+        try:
+            test_in(copy, source)
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+        return
+    test_in(build, source)
+
+
+def test_in(build, source):
+    # The service's /tmp is private and home folders are hidden from it:
+    # the test's files live in the build folder, readable by nobody, or,
+    # when the build folder is where the service cannot see it (a clone
+    # under /tmp), in a folder of /var/lib with copies of the programs
+    # (not /run, which systemd mounts anew).
+    if hidden(build):
+        work = tempfile.mkdtemp(prefix="tally-systemd-test-", dir="/var/lib")
+        programs = os.path.join(work, "bin")
+        os.makedirs(programs)
+        for name in ("tallyd", "tally-worker", "tally"):
+            shutil.copy2(os.path.join(build, name), programs)
+        subprocess.run(["chmod", "-R", "a+rX", programs], check=True)
+    else:
+        work = tempfile.mkdtemp(prefix="systemd-test-", dir=build)
+        programs = build
     os.chmod(work, 0o755)
     state = f"tally-test-{os.getpid()}"
     try:
-        run_test(build, source, work, state)
+        run_test(programs, source, work, state)
     finally:
         shutil.rmtree(f"/var/lib/{state}", ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)
