@@ -12,6 +12,7 @@
 #include "redis/scripts.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,12 @@
 #include <time.h>
 
 #define API_TIMEOUT_MS 5000
+/* A participant's submissions are read this many at a time. */
+#define API_SUMMARY_CHUNK 200
+/* A participant's page of submissions: rows by default, and at most. */
+#define API_PAGE_DEFAULT 50
+#define API_PAGE_MAX 500
+#define API_PAGE_MAX_TEXT "500"
 
 #define SSE_BATCH 500
 #define SSE_BLOCK_MS "1000"
@@ -78,6 +85,17 @@ typedef struct areq_s {
   size_t nnames;
   row_t self; /* a participant's task scores */
   bool has_self;
+  /* A participant's submissions, read a chunk at a time: where the next
+   * chunk starts; then the page asked for (limit rows after the cursor's
+   * (timestamp, id)), and whether more follow. */
+  size_t next;
+  size_t limit;
+  bool has_cursor;
+  double cursor_ts;
+  char cursor_id[256];
+  size_t total; /* the participant's submissions to this contest */
+  bool more;    /* rows after the page */
+  row_t *last;  /* the page's last row, for next_cursor */
 } areq_t;
 
 /* Reading the operator token and the secret. */
@@ -361,9 +379,22 @@ typedef struct {
   row_t *w; /* NULL: the request's own */
   int what;
   char *task; /* GOT_PLACE: the place's task */
+  bool last;  /* GOT_SUMMARY: the last of its chunk */
 } cb_t;
 
-enum { GOT_ZSET, GOT_NAMES, GOT_FIELDS, GOT_SELF, GOT_PLACE, GOT_MATCHES };
+enum {
+  GOT_ZSET,
+  GOT_NAMES,
+  GOT_FIELDS,
+  GOT_SELF,
+  GOT_PLACE,
+  GOT_MATCHES,
+  GOT_SUMMARY,
+  GOT_JOB
+};
+
+static void summaries(areq_t *q);
+static void page_of(areq_t *q);
 
 /* Sets w to a frozen Elo rating: its value, and its counts as the
  * fields an Elo row holds (matches, wins, draws, losses). */
@@ -448,9 +479,36 @@ static void on_reply(tally_redis_t *rd, redisReply *reply, void *priv) {
     bool partial;
     if (tally_frozen_score(reply, q->freeze, &score, &partial))
       add_frozen(q, c->w, c->task, score, partial);
+  } else if (c->what == GOT_JOB) {
+    /* The row's summary and tokened are its fields; its job comes third
+     * ("" when Redis has none). */
+    row_t *w = c->w;
+    char **grown = realloc(w->fields, (w->nfields + 1) * sizeof(char *));
+    if (grown == NULL) {
+      fail(q, "%s", "out of memory");
+    } else {
+      w->fields = grown;
+      const redisReply *e =
+          reply->type == REDIS_REPLY_ARRAY && reply->elements == 1
+              ? reply->element[0]
+              : NULL;
+      w->fields[w->nfields] =
+          strdup(e != NULL && e->type == REDIS_REPLY_STRING ? e->str : "");
+      if (w->fields[w->nfields] == NULL)
+        fail(q, "%s", "out of memory");
+      else
+        w->nfields++;
+    }
   } else {
     row_t *w = c->what == GOT_SELF ? &q->self : c->w;
     copy_strings(reply, &w->fields, &w->nfields, q);
+  }
+  /* The last summary of a chunk: the next chunk, or the page. */
+  if (c->what == GOT_SUMMARY && c->last && !q->failed && q->r != NULL) {
+    if (q->next < q->nrows)
+      summaries(q);
+    else
+      page_of(q);
   }
   free(c->task);
   free(c);
@@ -463,7 +521,7 @@ static bool ask(areq_t *q, int what, row_t *w, int argc, const char **argv) {
     fail(q, "%s", "out of memory");
     return false;
   }
-  *c = (cb_t){q, w, what, NULL};
+  *c = (cb_t){q, w, what, NULL, false};
   if (!send_cmd(q, on_reply, c, argc, argv)) {
     free(c);
     return false;
@@ -842,7 +900,26 @@ static void build_participant(areq_t *q, tally_buf_t *b) {
   }
   if (engine != NULL)
     tally_engine_close(engine);
-  tally_buf_puts(b, "]}\n");
+  /* The page: how many in all, the limit, and the cursor of the next page
+   * (null on the last). */
+  tally_buf_puts(b, "],\"total\":");
+  tally_json_num(b, (double)q->total);
+  tally_buf_puts(b, ",\"limit\":");
+  tally_json_num(b, (double)q->limit);
+  tally_buf_puts(b, ",\"next_cursor\":");
+  if (q->more && q->last != NULL) {
+    tally_buf_t cur;
+    tally_buf_init(&cur);
+    char ts[40];
+    snprintf(ts, sizeof(ts), "%.17g~", q->last->value);
+    tally_buf_puts(&cur, ts);
+    tally_buf_puts(&cur, q->last->id);
+    tally_json_str(b, tally_buf_text(&cur));
+    tally_buf_close(&cur);
+  } else {
+    tally_buf_puts(b, "null");
+  }
+  tally_buf_puts(b, "}\n");
 }
 
 /* One contest: its config, or what Redis knows of it; false (answered
@@ -1582,6 +1659,96 @@ static void on_first(tally_redis_t *rd, redisReply *reply, void *priv) {
   one_done(q);
 }
 
+/* A participant's submissions: each one's summary and tokened flag, a
+ * chunk at a time (the next asked once the last reply of this one is
+ * in), so that a participant with thousands of submissions holds the
+ * API's connection for one chunk at a time, and other requests' commands
+ * go between the chunks. */
+static void summaries(areq_t *q) {
+  char key[2400];
+  size_t end = q->next + API_SUMMARY_CHUNK;
+  if (end > q->nrows)
+    end = q->nrows;
+  for (size_t i = q->next; i < end && !q->failed; i++) {
+    snprintf(key, sizeof(key), "%s:submission:%s", q->a->prefix, q->rows[i].id);
+    const char *argv[] = {"HMGET", key, "summary", "tokened"};
+    cb_t *c = malloc(sizeof(*c));
+    if (c == NULL) {
+      fail(q, "%s", "out of memory");
+      break;
+    }
+    *c = (cb_t){q, &q->rows[i], GOT_SUMMARY, NULL, i + 1 == end};
+    if (!send_cmd(q, on_reply, c, 4, argv))
+      free(c);
+  }
+  q->next = end;
+}
+
+/* A submission row's (timestamp, id) and whether it is of q's contest,
+ * from its summary. */
+static bool row_key(const areq_t *q, const row_t *w, double *ts) {
+  if (w->nfields < 2)
+    return false;
+  cJSON *s = cJSON_Parse(w->fields[0]);
+  char num[32];
+  const char *cname = s != NULL ? event_contest(s, num) : NULL;
+  bool mine =
+      s != NULL && strcmp(cname != NULL ? cname : "default", q->contest) == 0;
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "timestamp");
+  *ts = cJSON_IsNumber(t) ? t->valuedouble : 0;
+  cJSON_Delete(s);
+  return mine;
+}
+
+static int cmp_time(const void *x, const void *y) {
+  const row_t *a = x, *b = y;
+  if (a->value != b->value)
+    return a->value < b->value ? -1 : 1;
+  return strcmp(a->id, b->id);
+}
+
+/* Every summary is in: the contest's submissions in time order (then by
+ * id), the page after the cursor, and each page row's job, to rebuild its
+ * view from. */
+static void page_of(areq_t *q) {
+  size_t n = 0;
+  for (size_t i = 0; i < q->nrows; i++) {
+    double ts;
+    if (!row_key(q, &q->rows[i], &ts)) {
+      free_row(&q->rows[i]);
+      continue;
+    }
+    q->rows[i].value = ts;
+    q->rows[n++] = q->rows[i];
+  }
+  q->nrows = n;
+  q->total = n;
+  qsort(q->rows, n, sizeof(row_t), cmp_time);
+  size_t from = 0;
+  while (q->has_cursor && from < n) {
+    const row_t *w = &q->rows[from];
+    if (w->value > q->cursor_ts ||
+        (w->value == q->cursor_ts && strcmp(w->id, q->cursor_id) > 0))
+      break;
+    from++;
+  }
+  size_t to = from + q->limit < n ? from + q->limit : n;
+  q->more = to < n;
+  /* Only the page's rows stay. */
+  for (size_t i = 0; i < n; i++)
+    if (i < from || i >= to)
+      free_row(&q->rows[i]);
+  memmove(q->rows, q->rows + from, (to - from) * sizeof(row_t));
+  q->nrows = to - from;
+  q->last = q->nrows > 0 ? &q->rows[q->nrows - 1] : NULL;
+  char key[2400];
+  for (size_t i = 0; i < q->nrows && !q->failed; i++) {
+    snprintf(key, sizeof(key), "%s:submission:%s", q->a->prefix, q->rows[i].id);
+    const char *argv[] = {"HMGET", key, "job"};
+    ask(q, GOT_JOB, &q->rows[i], 3, argv);
+  }
+}
+
 static void after_first(areq_t *q) {
   char base[600], key[2400], part[800];
   if (tally_contest_key(base, sizeof(base), q->a->prefix, q->contest) != 0) {
@@ -1590,16 +1757,14 @@ static void after_first(areq_t *q) {
   }
   const tally_contest_t *c = config_of(q);
   bool elo = c != NULL && c->ranking == TALLY_RANKING_ELO;
-  if (q->kind == REQ_PARTICIPANT)
+  if (q->kind == REQ_PARTICIPANT) {
     names_to_rows(q);
+    if (q->nrows > 0)
+      summaries(q);
+    return;
+  }
   for (size_t i = 0; i < q->nrows && !q->failed; i++) {
     row_t *w = &q->rows[i];
-    if (q->kind == REQ_PARTICIPANT) {
-      snprintf(key, sizeof(key), "%s:submission:%s", q->a->prefix, w->id);
-      const char *argv[] = {"HMGET", key, "summary", "tokened", "job"};
-      ask(q, GOT_FIELDS, w, 5, argv);
-      continue;
-    }
     if (tally_rescore_key(part, sizeof(part), "", "", w->id) != 0)
       continue;
     if (q->frozen && elo) {
@@ -1625,7 +1790,7 @@ static void after_first(areq_t *q) {
           fail(q, "%s", "out of memory");
           break;
         }
-        *cb = (cb_t){q, w, GOT_PLACE, task};
+        *cb = (cb_t){q, w, GOT_PLACE, task, false};
         if (!send_cmd(q, on_reply, cb, 2, argv)) {
           free(cb->task);
           free(cb);
@@ -1677,7 +1842,7 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
                q->private_view ? "" : ":public");
     cb_t *cb = malloc(sizeof(*cb));
     if (cb != NULL) {
-      *cb = (cb_t){q, NULL, GOT_ZSET, NULL};
+      *cb = (cb_t){q, NULL, GOT_ZSET, NULL, false};
       const char *argv[] = {"ZRANGE", key, "0", "-1", "WITHSCORES"};
       if (!send_cmd(q, on_first, cb, 5, argv))
         free(cb);
@@ -1696,7 +1861,7 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
                         ":index:participant:", q->participant);
       cb_t *cb = malloc(sizeof(*cb));
       if (cb != NULL) {
-        *cb = (cb_t){q, NULL, GOT_NAMES, NULL};
+        *cb = (cb_t){q, NULL, GOT_NAMES, NULL, false};
         const char *members[] = {"SMEMBERS", key};
         if (!send_cmd(q, on_first, cb, 2, members))
           free(cb);
@@ -1746,6 +1911,37 @@ static int route_page(tally_api_t *a, tally_http_req_t *r) {
   }
   q->kind = REQ_RANKING;
   return start(a, r, q);
+}
+
+/* A participant's page: ?limit= (default API_PAGE_DEFAULT, at most
+ * API_PAGE_MAX) and ?cursor= (the next_cursor of the page before, as
+ * given: "<timestamp>~<submission>"). Returns NULL, or what is wrong. */
+static const char *page_args(const tally_http_req_t *r, areq_t *q) {
+  const char *limit = tally_http_arg(r, "limit");
+  q->limit = API_PAGE_DEFAULT;
+  if (limit != NULL) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(limit, &end, 10);
+    if (limit[0] < '0' || limit[0] > '9' || *end != '\0' || errno != 0 ||
+        v < 1 || v > API_PAGE_MAX)
+      return "limit: must be an integer from 1 to " API_PAGE_MAX_TEXT;
+    q->limit = v;
+  }
+  const char *cursor = tally_http_arg(r, "cursor");
+  if (cursor != NULL) {
+    const char *tilde = strchr(cursor, '~');
+    char *end;
+    errno = 0;
+    double ts = tilde != NULL ? strtod(cursor, &end) : NAN;
+    if (tilde == NULL || end != tilde || errno != 0 || !isfinite(ts) ||
+        strlen(tilde + 1) == 0 || strlen(tilde + 1) >= sizeof(q->cursor_id))
+      return "cursor: must be a next_cursor this endpoint gave";
+    q->has_cursor = true;
+    q->cursor_ts = ts;
+    snprintf(q->cursor_id, sizeof(q->cursor_id), "%s", tilde + 1);
+  }
+  return NULL;
 }
 
 int tally_api_route(void *api, tally_http_req_t *r) {
@@ -1805,6 +2001,11 @@ int tally_api_route(void *api, tally_http_req_t *r) {
               tally_http_segment(&p, q->participant, sizeof(q->participant))) &&
              *p == '\0') {
     q->kind = REQ_PARTICIPANT;
+    const char *why = page_args(r, q);
+    if (why != NULL) {
+      free(q);
+      return answer_now(r, 400, why);
+    }
     const char *t = bearer(r);
     char want[TALLY_TOKEN_HEX + 1];
     if (is_operator(a, r)) {

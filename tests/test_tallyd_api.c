@@ -849,3 +849,135 @@ Test(tallyd_api, answers_carry_nosniff_and_a_content_security_policy) {
     free(r.body);
   }
 }
+
+/* Issue 24, defect 3: a participant's endpoint pages its submissions in
+ * time order (then by id): ?limit= (default 50, at most 500) and the
+ * next_cursor of the page before; the pages together hold each
+ * submission once. Bad arguments are 400s, and large requests side by
+ * side leave the others answered. */
+Test(tallyd_api, a_participants_submissions_come_in_pages_in_time_order) {
+  enum { N = 130 };
+  for (int i = 0; i < N; i++) {
+    char job[400];
+    /* Timestamps out of order, two submissions sharing each of some. */
+    snprintf(job, sizeof(job),
+             "{\"submission\": \"pg-%03d\", \"task\": \"sum\", "
+             "\"participant\": \"pager\", \"contest\": \"pg\", \"timestamp\": "
+             "%d, \"evaluations\": {\"0\": 1, \"1\": %d, \"2\": 0, \"3\": 1}}",
+             i, (i * 37) % 100, i % 2);
+    td_push(c, job, NULL);
+  }
+  /* And one of another contest, which this contest's page leaves out. */
+  td_push(c,
+          "{\"submission\": \"other\", \"task\": \"sum\", \"participant\": "
+          "\"pager\", \"contest\": \"elsewhere\", \"evaluations\": {\"0\": 1, "
+          "\"1\": 1, \"2\": 1, \"3\": 1}}",
+          NULL);
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, N + 1, 30000) == N + 1, "outcomes");
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "pages");
+  const char *args[] = {"token",         "--redis", server.url,
+                        "--participant", "pager",   NULL};
+  tc_run_t t = tc_run(args, NULL, NULL);
+  cr_assert_eq(t.status, 0, "%s", t.err);
+  t.out[strcspn(t.out, "\n")] = '\0';
+  char cursor[600] = "";
+  int seen = 0, pages = 0;
+  double last_ts = -1;
+  char last_id[64] = "";
+  bool ids[N] = {false};
+  for (;;) {
+    char path[900] = "/api/contests/pg/participants/pager";
+    if (cursor[0] != '\0') {
+      /* The cursor, percent-encoded as a client would. */
+      size_t k = strlen(path);
+      k += (size_t)snprintf(path + k, sizeof(path) - k, "?cursor=");
+      for (const char *s = cursor; *s && k + 4 < sizeof(path); s++)
+        k += (size_t)snprintf(path + k, sizeof(path) - k, "%%%02X",
+                              (unsigned char)*s);
+    }
+    td_http_t r = get(path, t.out);
+    cr_assert_eq(r.status, 200, "%s: %s", path, r.body);
+    cJSON *j = cJSON_Parse(r.body);
+    cr_assert_not_null(j, "%s", r.body);
+    cr_expect_eq(ts_num_at(j, "total"), N);
+    cr_expect_eq(ts_num_at(j, "limit"), 50);
+    int n = ts_len_at(j, "submissions");
+    cr_expect(n <= 50);
+    for (int k = 0; k < n; k++) {
+      char at[64];
+      snprintf(at, sizeof(at), "submissions[%d].submission", k);
+      const char *id = ts_str_at(j, at);
+      snprintf(at, sizeof(at), "submissions[%d].timestamp", k);
+      double ts = ts_num_at(j, at);
+      cr_assert(strncmp(id, "pg-", 3) == 0, "%s", id);
+      int i = atoi(id + 3);
+      cr_expect_not(ids[i], "%s twice", id);
+      ids[i] = true;
+      cr_expect(ts > last_ts || (ts == last_ts && strcmp(id, last_id) > 0),
+                "%s at %g after %s at %g", id, ts, last_id, last_ts);
+      last_ts = ts;
+      snprintf(last_id, sizeof(last_id), "%s", id);
+      seen++;
+    }
+    pages++;
+    const cJSON *next = ts_at(j, "next_cursor");
+    if (cJSON_IsNull(next)) {
+      cJSON_Delete(j);
+      free(r.body);
+      break;
+    }
+    cr_assert(cJSON_IsString(next), "%s", r.body);
+    snprintf(cursor, sizeof(cursor), "%s", next->valuestring);
+    cJSON_Delete(j);
+    free(r.body);
+    cr_assert(pages < 10, "pages never end");
+  }
+  cr_expect_eq(seen, N);
+  cr_expect_eq(pages, 3);
+  /* All in one page, at the largest limit. */
+  td_http_t r = get("/api/contests/pg/participants/pager?limit=500", t.out);
+  cJSON *j = cJSON_Parse(r.body);
+  cr_expect_eq(ts_len_at(j, "submissions"), N);
+  cr_expect(cJSON_IsNull(ts_at(j, "next_cursor")));
+  cJSON_Delete(j);
+  free(r.body);
+  const char *bad[] = {"?limit=0",        "?limit=501",       "?limit=abc",
+                       "?limit=-1",       "?cursor=nonsense", "?cursor=12~",
+                       "?cursor=x~pg-001"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char path[200];
+    snprintf(path, sizeof(path), "/api/contests/pg/participants/pager%s",
+             bad[i]);
+    r = get(path, t.out);
+    cr_expect_eq(r.status, 400, "%s: %d %s", bad[i], r.status, r.body);
+    cr_expect(has(r.body, bad[i][1] == 'l' ? "limit: " : "cursor: "), "%s",
+              r.body);
+    free(r.body);
+  }
+  /* Eight of the largest pages side by side, and a ranking among them:
+   * every one answered. */
+  char cmd[4000];
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && for i in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null -w "
+           "'%%{http_code}\\n' --max-time 20 -H 'Authorization: Bearer %s' "
+           "'http://127.0.0.1:%d/api/contests/pg/participants/"
+           "pager?limit=500' > big-$i & done; curl -s -o /dev/null -w "
+           "'%%{http_code}\\n' --max-time 20 "
+           "'http://127.0.0.1:%d/api/contests/pg/ranking' > ranking; wait; "
+           "cat big-* ranking",
+           server.dir, t.out, port, port);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char line[64];
+  int ok = 0, lines = 0;
+  while (fgets(line, sizeof(line), p) != NULL) {
+    lines++;
+    ok += strncmp(line, "200", 3) == 0;
+  }
+  pclose(p);
+  cr_expect_eq(lines, 9);
+  cr_expect_eq(ok, 9, "%d of 9 answered 200", ok);
+  tc_run_free(&t);
+  tc_teardown();
+}
