@@ -32,6 +32,9 @@
 #define SSE_PACE_MS 50
 #define SSE_RETRY_MS 250          /* after an error reply to the tail's read */
 #define SSE_BUFFER_MAX (4u << 20) /* a client this far behind is dropped */
+#define SSE_BUFFER_MAX_TEXT "4 MiB"
+#define SSE_BUDGET_DEFAULT (256ull << 20)
+#define SSE_EVENT_BYTES 256 /* about what one event takes in a stream */
 
 struct tally_sse_s {
   tally_http_stream_t stream;
@@ -39,18 +42,24 @@ struct tally_sse_s {
   char contest[256];
   unsigned long long at_ms, at_seq; /* the last entry given or skipped */
   bool live;                        /* caught up: the tail feeds it */
-  bool waiting;    /* for the tail's first read: where the stream ends */
-  char from[48];   /* while waiting: its Last-Event-ID, or "" */
-  bool catching;   /* an XRANGE of its own in flight */
-  bool gone;       /* its connection closed (freed once nothing waits) */
-  bool ended;      /* no more: end the response */
-  tally_buf_t buf; /* bytes not yet pulled */
-  size_t sent;     /* of buf, already pulled */
+  bool waiting;       /* for the tail's first read: where the stream ends */
+  char from[48];      /* while waiting: its Last-Event-ID, or "" */
+  bool catching;      /* an XRANGE of its own in flight */
+  bool gone;          /* its connection closed (freed once nothing waits) */
+  bool ended;         /* no more: end the response */
+  bool dropped;       /* ended for falling behind: what comes is discarded */
+  tally_buf_t buf;    /* bytes not yet pulled */
+  size_t sent;        /* of buf, already pulled */
+  size_t counted;     /* of buf's memory, in a->sse_bytes */
+  uint64_t caught_up; /* when its client last had all (the loop's ms) */
+  bool was_behind;    /* it had bytes unsent when the last batch came */
   tally_sse_t *prev, *next;
 };
 
 static void on_tail_up(tally_redis_t *rd);
 static const char *event_contest(const cJSON *ev, char num[32]);
+static void sse_account(tally_sse_t *e);
+static uint64_t sse_budget(const tally_api_t *a);
 static void on_keepalive(uv_timer_t *t);
 static void sse_flush(tally_sse_t *e);
 
@@ -237,6 +246,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->sses = NULL;
   a->nsses = 0;
   a->sse_events = a->sse_dropped = 0;
+  a->sse_bytes = 0;
   a->ticks = 0;
   a->freezes = NULL;
   a->nfreezes = 0;
@@ -1035,8 +1045,19 @@ static bool at_before(const tally_sse_t *e, const char *id) {
   return e->at_ms < ms || (e->at_ms == ms && e->at_seq < seq);
 }
 
+/* Brings a->sse_bytes up to date with e's buffer's memory. */
+static void sse_account(tally_sse_t *e) {
+  size_t now = e->buf.cap;
+  if (now >= e->counted)
+    __atomic_add_fetch(&e->a->sse_bytes, now - e->counted, __ATOMIC_RELAXED);
+  else
+    __atomic_sub_fetch(&e->a->sse_bytes, e->counted - now, __ATOMIC_RELAXED);
+  e->counted = now;
+}
+
 static void sse_free(tally_sse_t *e) {
   tally_buf_close(&e->buf);
+  sse_account(e);
   free(e);
 }
 
@@ -1057,8 +1078,13 @@ static size_t sse_pull(tally_http_stream_t *s, char *buf, size_t max,
   tally_sse_t *e = s->data;
   size_t left = e->buf.len - e->sent;
   if (left == 0) {
-    tally_buf_reset(&e->buf);
+    e->caught_up = uv_now(e->a->loop);
+    /* All sent: the buffer is given back, so that what the streams hold
+     * is what their clients have yet to read (a malloc a batch for each
+     * stream costs less than the writes it feeds). */
+    tally_buf_close(&e->buf);
     e->sent = 0;
+    sse_account(e);
     *end = e->ended;
     return 0;
   }
@@ -1245,8 +1271,9 @@ static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
  * [field, value, ...]]) to the streams that want them: one stream (only)
  * or every live one. Returns the last ID, or NULL. */
 static const char *feed(tally_api_t *a, const redisReply *entries,
-                        tally_sse_t *only) {
+                        tally_sse_t *only, bool *stopped) {
   const char *last = NULL;
+  *stopped = false;
   uint64_t sent = 0;
   for (size_t i = 0; entries != NULL && i < entries->elements; i++) {
     const redisReply *en = entries->element[i];
@@ -1284,34 +1311,97 @@ static const char *feed(tally_api_t *a, const redisReply *entries,
     }
     for (tally_sse_t *e = only != NULL ? only : a->sses; e != NULL;
          e = only != NULL ? NULL : e->next) {
-      if ((only == NULL && !e->live) || e->at_ms > ms ||
+      if ((only == NULL && !e->live) || e->dropped || e->at_ms > ms ||
           (e->at_ms == ms && e->at_seq >= seq))
         continue;
       if (shown && strcmp(e->contest, name) == 0) {
         tally_buf_put(&e->buf, a->scratch.data, a->scratch.len);
+        sse_account(e);
         sent++;
       }
       e->at_ms = ms;
       e->at_seq = seq;
     }
     cJSON_Delete(ev);
+    /* Past the budget: the rest of the batch waits for the next read,
+     * once the clients have been written to and the slowest can be told
+     * from the others. */
+    if (only == NULL &&
+        __atomic_load_n(&a->sse_bytes, __ATOMIC_RELAXED) > sse_budget(a)) {
+      *stopped = true;
+      break;
+    }
   }
   __atomic_add_fetch(&a->sse_events, sent, __ATOMIC_RELAXED);
   return last;
 }
 
 /* Drops a stream that is too far behind, wakes one that has bytes. */
-static void sse_flush(tally_sse_t *e) {
-  if (e->buf.len - e->sent > SSE_BUFFER_MAX || e->buf.oom) {
-    tally_buf_reset(&e->buf);
-    e->sent = 0;
-    e->ended = true;
-    __atomic_add_fetch(&e->a->sse_dropped, 1, __ATOMIC_RELAXED);
-    tally_log(e->a->log, TALLY_LOG_WARN, "api",
-              "an event stream of contest %s fell more than %u bytes "
-              "behind: ended (the browser reconnects with Last-Event-ID)",
-              e->contest, SSE_BUFFER_MAX);
+/* Ends stream e, whose client reads too slowly, giving its buffer back:
+ * the browser reconnects with Last-Event-ID and catches up from Redis. */
+static void sse_drop(tally_sse_t *e, const char *why) {
+  tally_api_t *a = e->a;
+  size_t behind = e->buf.len - e->sent;
+  tally_buf_close(&e->buf);
+  e->sent = 0;
+  e->ended = e->dropped = true;
+  e->stream.abort = true;
+  sse_account(e);
+  uint64_t n = __atomic_add_fetch(&a->sse_dropped, 1, __ATOMIC_RELAXED);
+  /* Said for the first and then every 100th: thousands may go at once. */
+  if (n == 1 || n % 100 == 0)
+    tally_log(a->log, TALLY_LOG_WARN, "api",
+              "an event stream of contest %s %zu bytes behind was ended: %s "
+              "(%llu so far; the browser reconnects with Last-Event-ID)",
+              e->contest, behind, why, (unsigned long long)n);
+  tally_http_stream_wake(&e->stream);
+}
+
+/* While the streams' buffers together hold more than limit bytes, ends
+ * the slowest stream (of those behind when the last batch came, with
+ * behind_only): the one whose client has gone longest without having all
+ * it was sent, then the one furthest behind. */
+static void sse_shed(tally_api_t *a, uint64_t limit, bool behind_only) {
+  while (__atomic_load_n(&a->sse_bytes, __ATOMIC_RELAXED) > limit) {
+    tally_sse_t *worst = NULL;
+    for (tally_sse_t *s = a->sses; s != NULL; s = s->next)
+      if (!s->ended && s->buf.len - s->sent > 0 &&
+          (!behind_only || s->was_behind) &&
+          (worst == NULL || s->caught_up < worst->caught_up ||
+           (s->caught_up == worst->caught_up &&
+            s->buf.len - s->sent > worst->buf.len - worst->sent)))
+        worst = s;
+    if (worst == NULL)
+      break;
+    sse_drop(worst, "the event streams' memory budget is spent");
   }
+}
+
+static uint64_t sse_budget(const tally_api_t *a) {
+  return a->sse_budget > 0 ? a->sse_budget : SSE_BUDGET_DEFAULT;
+}
+
+/* Drops a stream that is too far behind, wakes one that has bytes, and
+ * holds the streams to their budget by ending those that were already
+ * behind when this batch came. Which of the others keep up shows only
+ * once their connections have been written to: a batch may take them
+ * past the budget for a moment (tail_read sizes batches so that it
+ * hardly does), and before the next one (on_tail) the slowest go. */
+static void sse_flush(tally_sse_t *e) {
+  tally_api_t *a = e->a;
+  if (e->dropped) {
+    /* Events written to it since it was ended go: its client may never
+     * read again, and its connection may linger until MHD gives up. */
+    tally_buf_close(&e->buf);
+    e->sent = 0;
+    sse_account(e);
+    tally_http_stream_wake(&e->stream);
+    return;
+  }
+  sse_account(e);
+  if (!e->ended && (e->buf.len - e->sent > SSE_BUFFER_MAX || e->buf.oom))
+    sse_drop(e, "more than " SSE_BUFFER_MAX_TEXT " behind");
+  sse_shed(a, sse_budget(a), true);
   if (e->buf.len > e->sent || e->ended)
     tally_http_stream_wake(&e->stream);
 }
@@ -1332,7 +1422,8 @@ static void on_catch_up(tally_redis_t *rd, redisReply *reply, void *priv) {
     sse_flush(e);
     return;
   }
-  feed(a, reply, e);
+  bool stopped;
+  feed(a, reply, e, &stopped);
   sse_flush(e);
   if (reply->elements >= SSE_BATCH || at_before(e, a->tail_id))
     catch_up(e);
@@ -1399,17 +1490,29 @@ static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
     return;
   }
   a->tail_failing = false;
+  /* Before the batch: the streams within their budget, the slowest
+   * ended first; and which ones are behind as it comes. */
+  sse_shed(a, sse_budget(a), false);
+  for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
+    e->was_behind = e->buf.len > e->sent;
   if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1) {
     const redisReply *s = reply->element[0];
-    const char *last = s->elements == 2 ? feed(a, s->element[1], NULL) : NULL;
+    bool stopped = false;
+    const char *last =
+        s->elements == 2 ? feed(a, s->element[1], NULL, &stopped) : NULL;
     if (last != NULL)
       snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
     for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
       sse_flush(e);
+    bool full = stopped ||
+                (s->elements == 2 && s->element[1]->type == REDIS_REPLY_ARRAY &&
+                 s->element[1]->elements >= a->tail_count);
     if (last != NULL) {
       /* Entries keep coming: let them gather for a moment, so that each
-       * stream gets them in one write rather than one each. */
-      uv_timer_start(&a->pace, on_pace, SSE_PACE_MS, 0);
+       * stream gets them in one write rather than one each; a full batch
+       * has more waiting, and MHD writes it out on the loop's next turn,
+       * before the next read is answered. */
+      uv_timer_start(&a->pace, on_pace, full ? 0 : SSE_PACE_MS, 0);
       return;
     }
   }
@@ -1419,7 +1522,15 @@ static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
 static void tail_read(tally_api_t *a) {
   char key[160];
   snprintf(key, sizeof(key), "%s:public", a->prefix);
-  const char *argv[] = {"XREAD",      "COUNT",   "500", "BLOCK",
+  /* A batch goes to every stream before any is written to a client, so
+   * its size is held to what the budget allows each stream (an event is
+   * a few hundred bytes): 500 entries for a few streams, fewer for
+   * thousands, 16 at least. */
+  uint64_t per = sse_budget(a) / ((uint64_t)a->nsses + 1) / SSE_EVENT_BYTES;
+  a->tail_count = per < 16 ? 16 : per > 500 ? 500 : (size_t)per;
+  char count[24];
+  snprintf(count, sizeof(count), "%zu", a->tail_count);
+  const char *argv[] = {"XREAD",      "COUNT",   count, "BLOCK",
                         SSE_BLOCK_MS, "STREAMS", key,   a->tail_id};
   size_t lens[8];
   for (int i = 0; i < 8; i++)
@@ -1609,6 +1720,7 @@ static int start_events(tally_api_t *a, tally_http_req_t *r,
   if (e == NULL)
     return answer_now(r, 503, "out of memory");
   e->a = a;
+  e->caught_up = uv_now(a->loop);
   snprintf(e->contest, sizeof(e->contest), "%s", contest);
   tally_buf_init(&e->buf);
   e->stream.pull = sse_pull;

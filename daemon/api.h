@@ -65,6 +65,11 @@ typedef struct tally_api_s {
    * for falling too far behind. */
   unsigned nsses;
   uint64_t sse_events, sse_dropped;
+  /* What the streams' buffers hold together (atomic, read by /metrics),
+   * and the most they may: set before tally_api_init (0: 256 MiB). Past
+   * it, the stream furthest behind is ended, and so on until it fits. */
+  uint64_t sse_bytes, sse_budget;
+  size_t tail_count;    /* the entries the tail's last read asked for */
   tally_buf_t scratch;  /* one event's text, built once for every stream */
   uv_timer_t pace;      /* the tail reads again after this, not at once */
   uv_timer_t keepalive; /* every second: the freezes; keep-alives */

@@ -110,6 +110,8 @@ static void on_timer(uv_timer_t *t);
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
   tally_http_stream_t *s = cls;
   (void)pos;
+  if (s->abort)
+    return MHD_CONTENT_READER_END_WITH_ERROR;
   if (s->h->closing)
     return MHD_CONTENT_READER_END_OF_STREAM;
   bool end = false;
@@ -426,7 +428,8 @@ static int listen_on(const char *addr, char *where, size_t wlen, char *err,
   int one = 1;
   if (fd < 0 ||
       setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-      bind(fd, (struct sockaddr *)&sa, salen) != 0 || listen(fd, 64) != 0) {
+      bind(fd, (struct sockaddr *)&sa, salen) != 0 ||
+      listen(fd, TALLY_HTTP_BACKLOG) != 0) {
     snprintf(err, errlen, "--http %s: cannot listen: %s", addr,
              strerror(errno));
     if (fd >= 0)

@@ -22,6 +22,9 @@
 #define TALLY_HTTP_MAX_CONNECTIONS 4096
 #define TALLY_HTTP_IDLE_SECONDS 10
 #define TALLY_HTTP_CONNECTION_BYTES 16384 /* a request's head must fit */
+/* Connections the kernel completes before tallyd accepts them: a board's
+ * browsers all come back at once after a restart. */
+#define TALLY_HTTP_BACKLOG 1024
 /* What an answer other than a page may load or run: nothing. */
 #define TALLY_HTTP_CSP "default-src 'none'; frame-ancestors 'none'"
 /* The longest the listener goes without a run of MHD. */
@@ -53,6 +56,10 @@ struct tally_http_stream_s {
   /* The connection is gone: after this, s is the user's to free. */
   void (*closed)(tally_http_stream_t *s);
   void *data; /* the user's */
+  /* Set (then wake the stream) to close the connection at once, without
+   * ending the response: for a client that reads too slowly to be sent
+   * even the end. */
+  bool abort;
   /* Private. */
   tally_http_t *h;
   struct MHD_Connection *c;

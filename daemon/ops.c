@@ -163,6 +163,12 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
     counter(b, "tally_event_streams_dropped_total",
             "Event streams ended for falling too far behind",
             __atomic_load_n(&o->api->sse_dropped, __ATOMIC_RELAXED));
+    gauge(b, "tally_event_stream_buffer_bytes",
+          "Bytes the event streams' buffers hold together",
+          __atomic_load_n(&o->api->sse_bytes, __ATOMIC_RELAXED));
+    gauge(b, "tally_event_stream_buffer_budget_bytes",
+          "The most the event streams' buffers may hold together",
+          o->api->sse_budget);
   }
 }
 

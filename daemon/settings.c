@@ -133,6 +133,8 @@ static const setting_t settings[] = {
     {"http", "--http", set_listen, AT(http), 1, 80, NULL},
     {"http_token_file", "--http-token-file", set_path, AT(http_token_file), 1,
      PATH_BYTES, NULL},
+    {"event_stream_memory", "--event-stream-memory", set_u64,
+     AT(event_stream_memory), MIB, 65536ull * MIB, NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -206,6 +208,10 @@ const char tally_settings_usage[] =
     "  --http-token-file FILE  the operator's bearer token for the results\n"
     "                        API's private views, on the file's first line\n"
     "                        (default: none, no private view)\n"
+    "  --event-stream-memory BYTES  what the scoreboard's event streams may\n"
+    "                        buffer together, 1 MiB to 64 GiB; past it the\n"
+    "                        stream furthest behind is ended (default:\n"
+    "                        268435456, 256 MiB)\n"
     "  --config FILE         read settings from a JSON object in FILE\n"
     "  --help                print this text and exit\n";
 
@@ -264,6 +270,7 @@ int tally_settings_init(tally_settings_t *s) {
   s->log_level = TALLY_LOG_INFO;
   s->batch = 16;
   s->max_job_bytes = 4 * MIB;
+  s->event_stream_memory = 256 * MIB;
   s->prefix = strdup("tally");
   s->consumer = default_consumer();
   s->data_dir = strdup("tally-data");

@@ -44,8 +44,11 @@ typedef struct tally_settings_s {
   char *http;              /* --http ADDR: "IP:PORT", "[IPv6]:PORT" or "off";
                               default "127.0.0.1:9464" */
   char *http_token_file;   /* --http-token-file FILE, or NULL */
-  bool http_given;         /* --http (or http) was set, not defaulted */
-  char *config;            /* --config FILE, or NULL */
+  uint64_t event_stream_memory; /* --event-stream-memory BYTES: the event
+                                   streams' buffers together; default
+                                   256 MiB */
+  bool http_given;              /* --http (or http) was set, not defaulted */
+  char *config;                 /* --config FILE, or NULL */
 } tally_settings_t;
 
 /* Sets the defaults. Every string is malloc'ed and owned by s. Never
