@@ -1,3 +1,6 @@
+/* The event-stream clients of bench_tallyd --sse (sse_clients.h): many
+ * connections on one thread, each line split with memchr, the delay of
+ * each event measured. */
 #include "sse_clients.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,5 @@
+/* A frozen board's figures (freeze.h): a place's task score and an
+ * arena's Elo table from what was submitted before the freeze. */
 #include "daemon/freeze.h"
 
 #include "contest/scoremode.h"

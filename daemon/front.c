@@ -1,3 +1,6 @@
+/* The HTTP side of tallyd (front.h): its own loop and thread at nice 19,
+ * the listener and the results API on it, and the hand-over of requests
+ * and configs between it and the main loop. */
 #include "daemon/front.h"
 
 #include "config/error.h"

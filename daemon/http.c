@@ -1,3 +1,5 @@
+/* tallyd's HTTP listener (http.h): libmicrohttpd in external-epoll mode
+ * on a libuv loop, paths read as sent, suspended and streaming answers. */
 #include "daemon/http.h"
 
 #include "config/error.h"

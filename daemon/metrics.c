@@ -1,3 +1,5 @@
+/* tallyd's metrics (metrics.h): latency histograms, and families,
+ * samples and histograms written in Prometheus's text format 0.0.4. */
 #include "daemon/metrics.h"
 
 #include <math.h>

@@ -1,3 +1,5 @@
+/* The systemd notify protocol (notify.h): READY, STATUS, RELOADING,
+ * STOPPING and WATCHDOG datagrams on $NOTIFY_SOCKET. */
 #include "daemon/notify.h"
 
 #include "config/error.h"

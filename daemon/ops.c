@@ -1,3 +1,5 @@
+/* The operator's answers (ops.h): /metrics, /healthz and /readyz, from
+ * the main loop's state. */
 #include "daemon/ops.h"
 
 #include <stdio.h>

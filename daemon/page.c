@@ -1,3 +1,5 @@
+/* The scoreboard's pages (page.h): the contests' index and a contest's
+ * board as HTML, with their script, style sheet and policy. */
 #include "daemon/page.h"
 
 #include "daemon/web.h"

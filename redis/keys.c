@@ -1,3 +1,5 @@
+/* Redis key names shared by tallyd and the CLI (keys.h): each part
+ * encoded, a contest's id made its keys' Cluster hash tag. */
 #include "redis/keys.h"
 
 #include "config/error.h"
