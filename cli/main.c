@@ -3,6 +3,8 @@
  * contest state (rescore, ranking, reload). One entry per command. */
 #include "cli/cli.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct cli_command_s {
@@ -87,10 +89,25 @@ void cli_usage(FILE *f) {
   fputs(notes, f);
 }
 
+/* Whether a command's first argument asks for its help (a later one may
+ * be a value: a participant named -h). */
+static bool asks_help(int argc, char **argv) {
+  return argc >= 1 &&
+         (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0);
+}
+
 int main(int argc, char **argv) {
-  for (size_t i = 0; argc >= 2 && i < NCOMMANDS; i++)
-    if (strcmp(argv[1], commands[i].name) == 0)
-      return commands[i].run(argc - 2, argv + 2);
+  for (size_t i = 0; argc >= 2 && i < NCOMMANDS; i++) {
+    if (strcmp(argv[1], commands[i].name) != 0)
+      continue;
+    if (asks_help(argc - 2, argv + 2)) {
+      /* tally COMMAND --help: that command's usage and the notes. */
+      printf("usage: tally %s\n", commands[i].usage);
+      fputs(notes, stdout);
+      return 0;
+    }
+    return commands[i].run(argc - 2, argv + 2);
+  }
   if (argc == 2 &&
       (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     cli_usage(stdout);

@@ -418,10 +418,12 @@ static void status_text(const remote_t *r, const status_t *st) {
       snprintf(mem + strlen(mem), sizeof(mem) - strlen(mem),
                " and about %lld in the keys its entries name", s->keys_memory);
     if (s->oldest[0] != '\0')
-      status_line(label, "%lld entries, oldest %s (%lld s old)%s", s->length,
-                  s->oldest, s->age_ms / 1000, mem);
+      status_line(label, "%lld entr%s, oldest %s (%lld s old)%s", s->length,
+                  s->length == 1 ? "y" : "ies", s->oldest, s->age_ms / 1000,
+                  mem);
     else
-      status_line(label, "%lld entries%s", s->length, mem);
+      status_line(label, "%lld entr%s%s", s->length,
+                  s->length == 1 ? "y" : "ies", mem);
   }
 }
 

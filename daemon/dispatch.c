@@ -293,12 +293,12 @@ static void on_trim(tally_redis_t *r, redisReply *reply, void *priv) {
         e->element[0]->integer <= 0)
       continue;
     d->stats.trimmed += (uint64_t)e->element[0]->integer;
-    tally_log(d->opt.log, TALLY_LOG_INFO, "retain",
-              "trimmed %lld entries from %s:%s, %lld left",
-              e->element[0]->integer, d->opt.prefix, retained[i],
-              e->element[1]->type == REDIS_REPLY_INTEGER
-                  ? e->element[1]->integer
-                  : -1LL);
+    tally_log(
+        d->opt.log, TALLY_LOG_INFO, "retain",
+        "trimmed %lld entr%s from %s:%s, %lld left", e->element[0]->integer,
+        e->element[0]->integer == 1 ? "y" : "ies", d->opt.prefix, retained[i],
+        e->element[1]->type == REDIS_REPLY_INTEGER ? e->element[1]->integer
+                                                   : -1LL);
   }
 }
 

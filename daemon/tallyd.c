@@ -428,8 +428,10 @@ static int check_config(tallyd_t *t, const char *path,
       tally_log(&t->log, TALLY_LOG_ERROR, "config", "and %zu more errors",
                 d.dropped);
   } else {
-    tally_log(&t->log, TALLY_LOG_INFO, "config", "%s: %zu tasks, %zu contests",
-              t->set.tasks, tasks.count, contests->count);
+    tally_log(&t->log, TALLY_LOG_INFO, "config",
+              "%s: %zu task%s, %zu contest%s", t->set.tasks, tasks.count,
+              tasks.count == 1 ? "" : "s", contests->count,
+              contests->count == 1 ? "" : "s");
     if (t->set.plugins == NULL) {
       /* Kept for the views of the results API (daemon/api.h). */
       keep->reg = reg;

@@ -406,3 +406,23 @@ Test(cli, scores_plugin_types_loaded_with_plugins) {
             r.err);
   tc_run_free(&r);
 }
+
+/* Issue 24: tally COMMAND --help prints that command's usage on stdout
+ * and exits 0, for every command. */
+Test(cli, every_command_answers_help_with_its_usage) {
+  const char *commands[] = {"score",   "check",   "submit",  "status",
+                            "results", "rescore", "ranking", "reload",
+                            "token",   "contest", "report"};
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+    for (int form = 0; form < 2; form++) {
+      tc_run_t r = run(
+          (const char *[]){commands[i], form ? "-h" : "--help", NULL}, NULL);
+      cr_expect_eq(r.status, 0, "tally %s --help: %s", commands[i], r.err);
+      char want[64];
+      snprintf(want, sizeof(want), "usage: tally %s", commands[i]);
+      cr_expect(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+      cr_expect_str_eq(r.err, "");
+      tc_run_free(&r);
+    }
+  }
+}
