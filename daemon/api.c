@@ -169,7 +169,7 @@ static void on_secret(tally_redis_t *rd, redisReply *reply, void *priv) {
     /* LOADING, BUSY, MASTERDOWN, READONLY...: asked again each second;
      * said once until it succeeds. */
     a->secret_failing = true;
-    tally_log(a->log, TALLY_LOG_WARN, "api",
+    tally_log(a->log, TALLY_LOG_INFO, "api",
               "cannot read the participant token secret yet (asked again "
               "each second): %s",
               reply->type == REDIS_REPLY_ERROR ? reply->str : "no string");
@@ -1470,7 +1470,7 @@ static void on_pace(uv_timer_t *t) {
  * said once until a read succeeds, and asked again in a while. */
 static void tail_error(tally_api_t *a, const redisReply *reply) {
   if (!a->tail_failing)
-    tally_log(a->log, TALLY_LOG_WARN, "api",
+    tally_log(a->log, TALLY_LOG_INFO, "api",
               "cannot read the event stream yet (asked again every %d ms): "
               "%s",
               SSE_RETRY_MS,

@@ -69,6 +69,7 @@ static void init_step_done(tally_dispatch_t *d) {
   if (--d->init_left > 0)
     return;
   d->ready = true;
+  d->ever_ready = true;
   d->warned = true;
   d->history_done = false;
   d->history_again = false;
@@ -186,22 +187,30 @@ static void on_wr_up(tally_redis_t *r) {
   init_step_done(d);
 }
 
+/* Whether a connection's trouble is the embedded server starting: no
+ * ready yet, and tallyd's own server. */
+static bool starting(const tally_dispatch_t *d) {
+  return d->opt.embedded && !d->ever_ready;
+}
+
 static void on_wr_down(tally_redis_t *r, const char *why) {
   tally_dispatch_t *d = r->data;
   d->ready = false;
   d->history_done = false;
-  tally_log(d->opt.log, TALLY_LOG_WARN, "redis.down",
-            "write connection: %s; reconnecting", why);
+  tally_log(d->opt.log, starting(d) ? TALLY_LOG_DEBUG : TALLY_LOG_WARN,
+            "redis.down", "write connection: %s; reconnecting", why);
 }
 
 static void on_redis_retry(tally_redis_t *r, const char *why,
                            uint64_t delay_ms) {
   tally_dispatch_t *d = r->data;
   /* The first retries say it at warn level, later ones at debug, so that
-   * a long outage does not flood the log. */
+   * a long outage does not flood the log; none while tallyd's own server
+   * starts. */
   tally_log(d->opt.log,
-            r->streak <= 3 || r->streak % 100 == 0 ? TALLY_LOG_WARN
-                                                   : TALLY_LOG_DEBUG,
+            !starting(d) && (r->streak <= 3 || r->streak % 100 == 0)
+                ? TALLY_LOG_WARN
+                : TALLY_LOG_DEBUG,
             "redis.retry", "%s connection: %s; trying again in %llu ms",
             r == &d->rd ? "read" : "write", why, (unsigned long long)delay_ms);
 }
@@ -220,8 +229,8 @@ static void on_rd_down(tally_redis_t *r, const char *why) {
     d->history_done = false;
     snprintf(d->history_cursor, sizeof(d->history_cursor), "0");
   }
-  tally_log(d->opt.log, TALLY_LOG_WARN, "redis.down",
-            "read connection: %s; reconnecting", why);
+  tally_log(d->opt.log, starting(d) ? TALLY_LOG_DEBUG : TALLY_LOG_WARN,
+            "redis.down", "read connection: %s; reconnecting", why);
 }
 
 /* The timer: claims, a look at the counters, and the drain deadline. */

@@ -39,6 +39,10 @@ typedef struct tally_dispatch_options_s {
   uint64_t retain_counts[4];
   uint64_t retain_every_ms;
   tally_log_t *log;
+  /* The server is tallyd's own, starting as the connections are made:
+   * until they are first up, a refused or loading connection is its
+   * start, logged at debug, not a fault. */
+  bool embedded;
   tally_pool_t *pool; /* borrowed; its done_cb must be tally_dispatch_done
                          and its data this dispatcher */
   /* Optional hooks, NULL-checked. ready_cb runs each time the write
@@ -107,6 +111,7 @@ struct tally_dispatch_s {
   char sha[TALLY_SCRIPT_COUNT][48];
   char jobs_key[96];
   bool ready;        /* wr is up with the group and the scripts */
+  bool ever_ready;   /* it has been, once */
   int init_left;     /* init replies still awaited */
   bool warned;       /* the server's settings were checked */
   bool history_done; /* own pending entries re-read since ready */

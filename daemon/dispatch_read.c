@@ -196,7 +196,11 @@ void tally__reply_error(tally_dispatch_t *d, tally_redis_t *r, const char *what,
   }
   char why[512];
   snprintf(why, sizeof(why), "%s failed: %s", what, reply->str);
-  tally_log(d->opt.log, TALLY_LOG_WARN, "redis.error", "%s", why);
+  /* tallyd's own server loading its data as it starts is no fault. */
+  bool loading = d->opt.embedded && !d->ever_ready &&
+                 strncmp(reply->str, "LOADING", 7) == 0;
+  tally_log(d->opt.log, loading ? TALLY_LOG_DEBUG : TALLY_LOG_WARN,
+            "redis.error", "%s", why);
   if (strncmp(reply->str, "NOGROUP", 7) == 0 && r != &d->wr)
     tally_redis_reset(&d->wr, why); /* to create the group again */
   tally_redis_reset(r, why);

@@ -77,8 +77,17 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
   size_t n = strlen(msg);
   while (n > 0 && msg[n - 1] == '\n')
     msg[--n] = '\0';
+  /* A client that goes away (a browser closing a board mid-write) is the
+   * web's daily life, not a fault of tallyd's. */
+  static const char *const gone[] = {"reset by peer", "Broken pipe",
+                                     "closed by remote", "Failed to send",
+                                     "Failed to receive", "timed out"};
+  tally_log_level_t level = TALLY_LOG_WARN;
+  for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+    if (strstr(msg, gone[i]) != NULL)
+      level = TALLY_LOG_DEBUG;
   if (h->log != NULL)
-    tally_log(h->log, TALLY_LOG_WARN, "http", "%s", msg);
+    tally_log(h->log, level, "http", "%s", msg);
 }
 
 /* The headers every answer carries. */

@@ -947,6 +947,7 @@ static int start(tallyd_t *t) {
                         t->set.retain_changes, t->set.retain_dead},
       .retain_every_ms = t->set.retain_every,
       .log = &t->log,
+      .embedded = t->embedded,
       .pool = &t->pool,
       .ready_cb = on_ready,
       .stale_cb = on_stale,
