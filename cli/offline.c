@@ -1,8 +1,8 @@
 /* tally score and tally check: scoring offline, checking configs. */
 #include "cli/cli.h"
-#include "evalspecs/apply.h"
 #include "contest/scoremode.h"
 #include "engine/engine.h"
+#include "evalspecs/apply.h"
 #include "evalspecs/spec.h"
 
 #include <errno.h>
@@ -351,9 +351,8 @@ static int check_path(cli_t *c, const char *path) {
               "%s: evaluation_spec.validators[%zu].%s: every run of "
               "validator \"%s\" would be an error: %s\n",
               ts.entries[k].file, i,
-              strcmp(v->type_name, "file_json_schema") == 0
-                  ? "config.schema"
-                  : "expected_from",
+              strcmp(v->type_name, "file_json_schema") == 0 ? "config.schema"
+                                                            : "expected_from",
               v->key, why);
       flagged = true;
     }

@@ -79,8 +79,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
     msg[--n] = '\0';
   /* A client that goes away (a browser closing a board mid-write) is the
    * web's daily life, not a fault of tallyd's. */
-  static const char *const gone[] = {"reset by peer", "Broken pipe",
-                                     "closed by remote", "Failed to send",
+  static const char *const gone[] = {"reset by peer",     "Broken pipe",
+                                     "closed by remote",  "Failed to send",
                                      "Failed to receive", "timed out"};
   tally_log_level_t level = TALLY_LOG_WARN;
   for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)

@@ -631,9 +631,8 @@ bool tally_es_lint(const tally_es_validator_t *v, char *why, size_t len) {
   if (tally_es_apply(v, actual, expected, &o) == 0 &&
       o.verdict == TALLY_ES_VERROR) {
     const char *r = tally_buf_text(&o.reason);
-    static const char *const causes[] = {"invalid regex pattern",
-                                         "parse JSON schema",
-                                         "resolve JSON schema"};
+    static const char *const causes[] = {
+        "invalid regex pattern", "parse JSON schema", "resolve JSON schema"};
     for (size_t i = 0; i < 3 && !flagged; i++)
       if (strncmp(r, causes[i], strlen(causes[i])) == 0) {
         snprintf(why, len, "%s", r);

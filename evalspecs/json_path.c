@@ -418,8 +418,7 @@ int tally__es_json_schema(const char *actual, const char *expected,
     fail_with(o, "parse JSON schema", "%s", terr);
     goto done;
   }
-  if ((js = tally_js_compile(schema, perr, sizeof(perr))) == NULL ||
-      trc != 0) {
+  if ((js = tally_js_compile(schema, perr, sizeof(perr))) == NULL || trc != 0) {
     if (js != NULL)
       snprintf(perr, sizeof(perr), "%s", terr);
     bool draft_error = strncmp(perr, "unsupported JSON schema draft", 29) == 0;

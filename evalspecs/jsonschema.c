@@ -949,10 +949,10 @@ tally_js_t *tally_js_compile(const cJSON *schema, char *err, size_t errlen) {
   /* As the reference: no $schema, "" or 2020-12 is 2020-12; draft-07 is
    * read as 2020-12; another draft is refused. */
   if (sch != NULL &&
-      (!cJSON_IsString(sch) || (sch->valuestring[0] != '\0' &&
-                                strcmp(sch->valuestring, draft7) != 0 &&
-                                strcmp(sch->valuestring, draft7s) != 0 &&
-                                strcmp(sch->valuestring, d2020) != 0))) {
+      (!cJSON_IsString(sch) ||
+       (sch->valuestring[0] != '\0' && strcmp(sch->valuestring, draft7) != 0 &&
+        strcmp(sch->valuestring, draft7s) != 0 &&
+        strcmp(sch->valuestring, d2020) != 0))) {
     snprintf(err, errlen, "unsupported JSON schema draft \"%.300s\"",
              cJSON_IsString(sch) ? sch->valuestring : "(not a string)");
     return NULL;

@@ -150,9 +150,10 @@ static bool subschema(check_t *c, const cJSON *v, const char *at,
 }
 
 /* A JSON pointer's segment for key: ~ as ~0, / as ~1. */
-static void pointer_append(char *out, size_t len, const char *at,
-                           const char *a, const char *b) {
-  size_t n = (size_t)snprintf(out, len, "%s/%s", strcmp(at, "root") == 0 ? "" : at, a);
+static void pointer_append(char *out, size_t len, const char *at, const char *a,
+                           const char *b) {
+  size_t n =
+      (size_t)snprintf(out, len, "%s/%s", strcmp(at, "root") == 0 ? "" : at, a);
   if (b != NULL && n < len) {
     n += (size_t)snprintf(out + n, len - n, "/");
     for (; *b != '\0' && n + 3 < len; b++) {
