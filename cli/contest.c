@@ -834,6 +834,43 @@ bad_usage:
 
 /* tally contest unfreeze|freeze C: lifts a contest's freeze (the public
  * board shows everything again), or puts it back. */
+/* Whether contest is one Redis knows: it has submissions (<p>:contests)
+ * or a tallyd has its config (<p>:configured). Otherwise says so, naming
+ * the known ones. */
+static bool contest_known(remote_t *r, const char *contest) {
+  redisReply *m =
+      remote_cmd(r, "SUNION %s:contests %s:configured", r->prefix, r->prefix);
+  if (m == NULL || m->type != REDIS_REPLY_ARRAY) {
+    if (m != NULL)
+      freeReplyObject(m);
+    fprintf(stderr, "tally: cannot read the contests at %s\n", r->url);
+    return false;
+  }
+  for (size_t i = 0; i < m->elements; i++)
+    if (m->element[i]->type == REDIS_REPLY_STRING &&
+        strcmp(m->element[i]->str, contest) == 0) {
+      freeReplyObject(m);
+      return true;
+    }
+  char **names = calloc(m->elements + 1, sizeof(char *));
+  size_t n = 0;
+  for (size_t i = 0; names != NULL && i < m->elements; i++)
+    if (m->element[i]->type == REDIS_REPLY_STRING)
+      names[n++] = m->element[i]->str;
+  if (names != NULL)
+    qsort(names, n, sizeof(char *), cmp_str);
+  fprintf(stderr, "tally: no contest \"%s\" at %s; the contests are: ", contest,
+          r->url);
+  for (size_t i = 0; i < n && i < 20; i++)
+    fprintf(stderr, "%s\"%s\"", i > 0 ? ", " : "", names[i]);
+  if (n > 20)
+    fprintf(stderr, " and %zu more", n - 20);
+  fprintf(stderr, n == 0 ? "none yet\n" : "\n");
+  free(names);
+  freeReplyObject(m);
+  return false;
+}
+
 int cmd_contest(int argc, char **argv) {
   remote_t r;
   const char *what = NULL, *contest = NULL;
@@ -861,6 +898,10 @@ int cmd_contest(int argc, char **argv) {
   }
   if (remote_open(&r) != 0)
     return EXIT_JOB_FAILED;
+  if (!contest_known(&r, contest)) {
+    remote_close(&r);
+    return EXIT_JOB_FAILED;
+  }
   bool unfreeze = strcmp(what, "unfreeze") == 0;
   redisReply *x =
       cli_expect(&r,

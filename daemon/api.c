@@ -201,8 +201,47 @@ static void ask_secret(tally_api_t *a) {
     a->secret_asking = true;
 }
 
+static void on_published(tally_redis_t *rd, redisReply *reply, void *priv) {
+  tally_api_t *a = rd->data;
+  (void)priv;
+  if (reply != NULL && reply->type == REDIS_REPLY_INTEGER)
+    a->published = a->publishing;
+  a->publishing = NULL;
+}
+
+/* The configured contests' names, in <p>:configured, so that tally
+ * contest knows a contest that has no submission yet: on every connect,
+ * and after a reload. */
+static void publish_configured(tally_api_t *a) {
+  const tally_contestset_t *cs = a->contests;
+  if (a->closing || a->publishing != NULL || cs == NULL || cs->count == 0 ||
+      cs->contests == a->published)
+    return;
+  size_t n = cs->count + 2;
+  const char **argv = calloc(n, sizeof(*argv));
+  size_t *lens = calloc(n, sizeof(*lens));
+  char key[160];
+  snprintf(key, sizeof(key), "%s:configured", a->prefix);
+  if (argv != NULL && lens != NULL) {
+    argv[0] = "SADD";
+    argv[1] = key;
+    for (size_t i = 0; i < cs->count; i++)
+      argv[i + 2] = cs->contests[i].name;
+    for (size_t i = 0; i < n; i++)
+      lens[i] = strlen(argv[i]);
+    if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_published, NULL, (int)n,
+                            argv, lens) == 0)
+      a->publishing = cs->contests;
+  }
+  free(argv);
+  free(lens);
+}
+
 static void on_up(tally_redis_t *rd) {
-  ask_secret(rd->data);
+  tally_api_t *a = rd->data;
+  a->published = a->publishing = NULL;
+  ask_secret(a);
+  publish_configured(a);
 }
 
 void tally_scoring_close(tally_scoring_t *s) {
@@ -219,6 +258,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->secret[0] = '\0';
   a->secret_asking = a->secret_failing = false;
   a->tail_failing = false;
+  a->published = a->publishing = NULL;
   a->inflight = 0;
   a->closing = false;
   a->close_cb = NULL;
@@ -1618,6 +1658,7 @@ static void on_unfrozen(tally_redis_t *rd, redisReply *reply, void *priv) {
 static void on_keepalive(uv_timer_t *t) {
   tally_api_t *a = t->data;
   ask_secret(a);
+  publish_configured(a);
   const tally_contestset_t *cs = a->contests;
   size_t n = 0;
   for (size_t i = 0; cs != NULL && i < cs->count; i++)

@@ -69,7 +69,10 @@ typedef struct tally_api_s {
    * and the most they may: set before tally_api_init (0: 256 MiB). Past
    * it, the stream furthest behind is ended, and so on until it fits. */
   uint64_t sse_bytes, sse_budget;
-  size_t tail_count;    /* the entries the tail's last read asked for */
+  size_t tail_count; /* the entries the tail's last read asked for */
+  /* The configs whose contest names are in <p>:configured (their array,
+   * as a reload replaces it), and the one being written. */
+  const void *published, *publishing;
   tally_buf_t scratch;  /* one event's text, built once for every stream */
   uv_timer_t pace;      /* the tail reads again after this, not at once */
   uv_timer_t keepalive; /* every second: the freezes; keep-alives */

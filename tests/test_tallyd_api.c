@@ -981,3 +981,38 @@ Test(tallyd_api, a_participants_submissions_come_in_pages_in_time_order) {
   tc_run_free(&t);
   tc_teardown();
 }
+
+/* Issue 24: tally contest freeze/unfreeze of an unknown contest fails
+ * and names the known ones: those with submissions and those a tallyd
+ * has the config of (c2 is configured and has none here). */
+Test(tallyd_api, freezing_an_unknown_contest_fails_naming_the_known_ones) {
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "unknown");
+  /* The configured names reach <p>:configured within a second or two. */
+  bool listed = false;
+  for (int i = 0; i < 50 && !listed; i++) {
+    redisReply *r = redisCommand(c, "SISMEMBER tally:configured c2");
+    listed = r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    freeReplyObject(r);
+    if (!listed)
+      usleep(100000);
+  }
+  cr_assert(listed, "the configured contests were not published");
+  for (int k = 0; k < 2; k++) {
+    const char *what = k ? "unfreeze" : "freeze";
+    const char *args[] = {"contest", what, "--redis", server.url, "nope", NULL};
+    tc_run_t t = tc_run(args, NULL, NULL);
+    cr_expect_eq(t.status, 1, "%s", t.err);
+    cr_expect(strstr(t.err, "no contest \"nope\"") != NULL, "%s", t.err);
+    cr_expect(strstr(t.err, "\"arena\", \"arenaf\", \"arenaref\", \"c1\", "
+                            "\"c2\"") != NULL,
+              "%s", t.err);
+    tc_run_free(&t);
+    /* A configured contest without submissions is known. */
+    const char *ok[] = {"contest", what, "--redis", server.url, "c2", NULL};
+    t = tc_run(ok, NULL, NULL);
+    cr_expect_eq(t.status, 0, "%s", t.err);
+    tc_run_free(&t);
+  }
+  tc_teardown();
+}
