@@ -710,6 +710,15 @@ int cmd_reload(int argc, char **argv) {
   int status = 0;
   if (follow && (remote_open(&r) != 0 || rescore_state_read(&r, &before)))
     status = EXIT_JOB_FAILED;
+  /* What tallyd says of this reload comes to <p>:reload:<pid>: whatever
+   * an earlier one said goes first. */
+  char said_key[200];
+  snprintf(said_key, sizeof(said_key), "%s:reload:%ld", r.prefix, pid);
+  if (status == 0 && follow) {
+    redisReply *x = remote_cmd(&r, "DEL %s", said_key);
+    if (x != NULL)
+      freeReplyObject(x);
+  }
   if (status == 0 && kill((pid_t)pid, SIGHUP) != 0) {
     fprintf(stderr, "tally: cannot signal tallyd (pid %ld): %s\n", pid,
             strerror(errno));
@@ -728,6 +737,24 @@ int cmd_reload(int argc, char **argv) {
   gettimeofday(&t0, NULL);
   status = -1;
   while (status < 0) {
+    /* A config tallyd refused: said at once, with its first error. */
+    redisReply *said = remote_cmd(&r, "HMGET %s result error", said_key);
+    if (said != NULL && said->type == REDIS_REPLY_ARRAY &&
+        said->elements == 2 && said->element[0]->type == REDIS_REPLY_STRING &&
+        strcmp(said->element[0]->str, "refused") == 0) {
+      fprintf(stderr,
+              "tally: tallyd (pid %ld) refused the new config and keeps the "
+              "old one: %s\n",
+              pid,
+              said->element[1]->type == REDIS_REPLY_STRING
+                  ? said->element[1]->str
+                  : "see its log");
+      freeReplyObject(said);
+      status = EXIT_CONFIG;
+      break;
+    }
+    if (said != NULL)
+      freeReplyObject(said);
     if (rescore_state_read(&r, &now) != 0) {
       status = EXIT_JOB_FAILED;
       break;
@@ -774,7 +801,7 @@ int cmd_reload(int argc, char **argv) {
       status = EXIT_JOB_FAILED;
       break;
     }
-    usleep(200 * 1000);
+    usleep(100 * 1000);
   }
   remote_close(&r);
   status = cli_flush_stdout(status, NULL);

@@ -80,6 +80,7 @@ typedef struct tallyd_s {
   bool reloading, reload_again;
   char *reload_path; /* the new snapshot, or NULL */
   int reload_rc;
+  char reload_error[1024]; /* the reload's first config error, or "" */
   /* The contest configs in force, and those a reload checked, to put in
    * force with its snapshot. With HTTP up, those in force are the API's,
    * on its thread (tally_front_api, tally_front_configs): these are then
@@ -383,6 +384,19 @@ static void snapshot_dir(const tallyd_t *t, const char *path, char *dir,
  * a broken config is reported here, in full, rather than by workers that
  * exit one after another. Logs every error, naming the operator's files
  * rather than the snapshot's. */
+/* Keeps the first config error of a load, for tally reload to show. */
+static void first_error(tallyd_t *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void first_error(tallyd_t *t, const char *fmt, ...) {
+  if (t->reload_error[0] != '\0')
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(t->reload_error, sizeof(t->reload_error), fmt, ap);
+  va_end(ap);
+}
+
 static int check_config(tallyd_t *t, const char *path,
                         tally_contestset_t *contests, tally_scoring_t *keep) {
   tally_registry_t reg;
@@ -412,17 +426,21 @@ static int check_config(tallyd_t *t, const char *path,
       (rc = tally_plugins_load_dir(&plugins, &reg, t->set.plugins, err,
                                    sizeof(err))) != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
+    first_error(t, "%s", err);
   } else if ((rc = tally_taskset_load(&tasks, &reg, path, &d)) != 0 ||
              (rc = tally_contestset_load_beside(contests, path, &d)) != 0 ||
              (rc = tally_contestset_check_tasks(contests, &tasks, &d)) != 0) {
     tally_contestset_close(contests);
     for (size_t i = 0; i < d.count; i++) {
       const char *m = d.msgs[i];
-      if (strncmp(m, dir, dirlen) == 0 && m[dirlen] == '/')
+      if (strncmp(m, dir, dirlen) == 0 && m[dirlen] == '/') {
         tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s%s%s", orig,
                   orig[0] ? "/" : "", m + dirlen + 1);
-      else
+        first_error(t, "%s%s%s", orig, orig[0] ? "/" : "", m + dirlen + 1);
+      } else {
         tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", m);
+        first_error(t, "%s", m);
+      }
     }
     if (d.dropped > 0)
       tally_log(&t->log, TALLY_LOG_ERROR, "config", "and %zu more errors",
@@ -457,6 +475,7 @@ static int load_configs(tallyd_t *t, char **path, tally_contestset_t *contests,
   int rc = snapshot(t, path, err, sizeof(err));
   if (rc != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
+    first_error(t, "%s", err);
     return rc;
   }
   rc = check_config(t, *path, contests, keep);
@@ -624,8 +643,39 @@ static void apply_reload(tallyd_t *t, char *path) {
 static void reload_work(uv_work_t *req) {
   tallyd_t *t = req->data;
   t->reload_path = NULL;
+  t->reload_error[0] = '\0';
   t->reload_rc =
       load_configs(t, &t->reload_path, &t->reload_contests, &t->reload_scoring);
+}
+
+/* What the reload came to, for tally reload (which deleted the key
+ * before its SIGHUP): <p>:reload:<pid>, an hour. */
+static void on_reload_said(tally_redis_t *rd, redisReply *reply, void *priv) {
+  (void)rd;
+  (void)reply;
+  (void)priv;
+}
+
+static void say_reload(tallyd_t *t, bool accepted) {
+  if (!t->disp_up)
+    return;
+  char key[200], pid[24];
+  snprintf(key, sizeof(key), "%s:reload:%ld", t->set.prefix, (long)getpid());
+  snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+  const char *error = accepted ? ""
+                      : t->reload_error[0] != '\0'
+                          ? t->reload_error
+                          : "the new config has errors";
+  const char *argv[] = {
+      "HSET",  key,   "result", accepted ? "accepted" : "refused",
+      "error", error, "pid",    pid};
+  size_t lens[8];
+  for (int i = 0; i < 8; i++)
+    lens[i] = strlen(argv[i]);
+  tally_redis_command(&t->disp.wr, 5000, on_reload_said, NULL, 8, argv, lens);
+  const char *exp[] = {"EXPIRE", key, "3600"};
+  size_t elens[3] = {6, strlen(key), 4};
+  tally_redis_command(&t->disp.wr, 5000, on_reload_said, NULL, 3, exp, elens);
 }
 
 /* Back on the loop: the new snapshot goes to the pool and the rescore child. */
@@ -647,9 +697,11 @@ static void reload_done(uv_work_t *req, int status) {
       t->ops.reloads_refused++;
       tally_log(&t->log, TALLY_LOG_ERROR, "reload",
                 "the new config has errors: the old one stays in force");
+      say_reload(t, false);
     }
   } else {
     apply_reload(t, path);
+    say_reload(t, true);
   }
   /* Before the first READY=1, readiness is still on_ops_tick's to say. */
   if (!t->stopping && !t->reload_again && t->notified_ready)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Long enough for an ASan build on a loaded 2-core machine. */
@@ -133,13 +134,22 @@ Test(cli_contest, reload_waits_for_the_rescore_the_reload_starts) {
   cr_assert_str_eq(total, "50");
   free(total);
 
-  /* A broken config is refused: no rescore comes, and reload says so. */
+  /* A broken config is refused: reload says so within a second, with
+   * the daemon's error, and exits 2 (issue 24; before, it waited for a
+   * rescore that never came). */
   put_file("alpha.json", "{\"name\": \"alpha\",");
-  r = reload("2");
-  cr_assert_eq(r.status, 1);
-  cr_assert(strstr(r.err, "sent SIGHUP to tallyd (pid ") != NULL, "%s", r.err);
-  cr_assert(strstr(r.err, "no rescore started within 2 s") != NULL, "%s",
-            r.err);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  r = reload("60");
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double took =
+      (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert(strstr(r.err, "refused the new config and keeps the old one: ") !=
+                NULL,
+            "%s", r.err);
+  cr_assert(strstr(r.err, "alpha.json: invalid JSON") != NULL, "%s", r.err);
+  cr_expect_lt(took, 1.5, "it took %.2f s", took);
   tc_run_free(&r);
 
   /* Without Redis, it only signals. */
