@@ -249,6 +249,7 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
   tally_buf_puts(b, "\" data-people=\"");
   text(b, tally_buf_text(&json));
   tally_buf_close(&json);
+  bool any_hidden = false;
   tally_buf_puts(b, "\">\n<thead><tr><th>#</th><th>Participant</th>"
                     "<th>Team</th>");
   if (board->elo) {
@@ -256,9 +257,21 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
   } else {
     tally_buf_puts(b, "<th>Total</th>");
     for (size_t i = 0; i < board->ntasks; i++) {
-      tally_buf_puts(b, "<th>");
+      /* A task none of whose score is public (its testcases all private,
+       * or a private one in each of its subtasks) shows 0 to everyone:
+       * the header says why. */
+      const tally_task_max_t *m =
+          board->cs != NULL ? tally_contestset_max(board->cs, board->tasks[i])
+                            : NULL;
+      bool hidden = m != NULL && m->max_score > 0 && m->max_public_score == 0;
+      tally_buf_puts(b, hidden ? "<th class=\"private\" title=\"None of "
+                                 "this task's score is public: the board "
+                                 "shows 0 for it\">"
+                               : "<th>");
       text(b, board->tasks[i]);
-      tally_buf_puts(b, "</th>");
+      tally_buf_puts(b,
+                     hidden ? "<br><small>not public</small></th>" : "</th>");
+      any_hidden |= hidden;
     }
   }
   tally_buf_puts(b, "</tr></thead>\n<tbody>\n");
@@ -321,6 +334,11 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
     tally_buf_puts(b, "</tr>\n");
   }
   tally_buf_puts(b, "</tbody></table>\n");
+  if (any_hidden)
+    tally_buf_puts(b, "<p class=\"note\">not public: none of that task's "
+                      "score is public (its testcases are all private, or "
+                      "each of its subtasks has a private one), so the "
+                      "public board shows 0 for it.</p>\n");
   if (!board->elo)
     tally_buf_puts(b, "<p class=\"note\">* partial: a submission of that "
                       "task could not be scored and counts 0.</p>\n");

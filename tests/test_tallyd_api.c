@@ -67,6 +67,12 @@ static void setup(void) {
   put("arenaref.contest.json",
       "{\"name\": \"arenaref\", \"tasks\": [\"cipher\"], \"ranking\": "
       "\"elo\"}");
+  /* A task whose testcases are all private, in a contest of its own. */
+  put("hidden.json", "{\"name\": \"hidden\", \"score_type\": \"Sum\", "
+                     "\"score_type_parameters\": 5, \"testcases\": {\"a\": "
+                     "false, \"b\": false}}");
+  put("hid.contest.json",
+      "{\"name\": \"hid\", \"tasks\": [\"sum\", \"hidden\"]}");
   put("participants.json",
       "{\"alice\": {\"name\": \"Alice Liddell\", \"team\": \"Red\"}}");
   char token[700];
@@ -1015,4 +1021,27 @@ Test(tallyd_api, freezing_an_unknown_contest_fails_naming_the_known_ones) {
     tc_run_free(&t);
   }
   tc_teardown();
+}
+
+/* Issue 24: the board says when a task's testcases are all private (its
+ * column is 0 for everyone), and when none of a task's score is public
+ * for another reason (aplusb: a private testcase in each subtask); only
+ * for those tasks. */
+Test(tallyd_api, the_board_says_when_a_tasks_testcases_are_all_private) {
+  const char *pages[] = {"/contests/hid", "/contests/c1"};
+  const char *tasks[] = {"hidden", "aplusb"};
+  for (int i = 0; i < 2; i++) {
+    td_http_t r = get(pages[i], NULL);
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    const char *th = strstr(r.body, "<th class=\"private\"");
+    cr_assert_not_null(th, "%s", r.body);
+    char want[100];
+    snprintf(want, sizeof(want), "%s<br><small>not public</small></th>",
+             tasks[i]);
+    cr_expect(strncmp(strchr(th, '>') + 1, want, strlen(want)) == 0, "%.200s",
+              th);
+    cr_expect(has(r.body, "<th>sum</th>"), "%s", r.body);
+    cr_expect(has(r.body, "none of that task's score is public"), "%s", r.body);
+    free(r.body);
+  }
 }
