@@ -593,8 +593,12 @@ void tally_redis_healthy(tally_redis_t *r) {
 }
 
 /* The login steps after a connect: AUTH when there is a password, then
- * SELECT when the database is not 0, then up. */
-enum { STEP_AUTH = 1, STEP_SELECT = 2 };
+ * SELECT when the database is not 0, then PING, then up. The PING makes
+ * sure the server answers: a server frozen (SIGSTOP, a stalled host)
+ * still has its connections accepted by the kernel, and a connection
+ * counted up at that would make tallyd ready for a moment. Any answer
+ * to it will do (LOADING too: the server is alive). */
+enum { STEP_AUTH = 1, STEP_SELECT = 2, STEP_PING = 3 };
 
 static void next_step(tally_redis_t *r, int done);
 
@@ -602,6 +606,10 @@ static void on_step(tally_redis_t *r, redisReply *reply, void *privdata) {
   int step = (int)(intptr_t)privdata;
   if (reply == NULL)
     return; /* the drop has been handled */
+  if (step == STEP_PING) {
+    mark_up(r);
+    return;
+  }
   if (reply->type == REDIS_REPLY_ERROR) {
     char why[512];
     if (step == STEP_AUTH)
@@ -635,8 +643,8 @@ static void next_step(tally_redis_t *r, int done) {
     argv[argc++] = "SELECT";
     argv[argc++] = db;
   } else {
-    mark_up(r);
-    return;
+    step = STEP_PING;
+    argv[argc++] = "PING";
   }
   for (int i = 0; i < argc; i++)
     lens[i] = strlen(argv[i]);

@@ -279,6 +279,20 @@ Test(redis, fires_the_watchdog_when_the_server_is_frozen) {
   close_conn();
 }
 
+/* A frozen server's kernel still accepts connections: a connection is
+ * up only once the server has answered (a PING after any login), so that
+ * tallyd is not ready for a moment while Redis is stopped (issue 24, a
+ * flaky /readyz under load). */
+Test(redis, a_connection_to_a_frozen_server_is_not_up) {
+  tr_redis_signal(&server, SIGSTOP);
+  open_conn(server.url);
+  cr_expect_not(run_until(&probe.ups, 1, 600), "up while the server is frozen");
+  cr_expect_neq(conn.state, TALLY_REDIS_UP);
+  tr_redis_signal(&server, SIGCONT);
+  cr_assert(run_until(&probe.ups, 1, 5000), "up once it answers: %s", conn.why);
+  close_conn();
+}
+
 Test(redis, reconnects_after_the_server_is_killed_and_restarted) {
   open_conn(server.url);
   cr_assert(run_until(&probe.ups, 1, 2000));
