@@ -714,10 +714,10 @@ static void put_task_score(tally_buf_t *b, const char *json,
   const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "partial");
   tally_buf_puts(b, "{\"score\":");
   tally_json_num(b, cJSON_IsNumber(s) ? s->valuedouble : 0);
-  if (!private_view) {
-    tally_buf_puts(b, ",\"partial\":");
-    tally_buf_puts(b, cJSON_IsTrue(p) ? "true" : "false");
-  }
+  /* Public or private, a task score says whether a submission of it
+   * could not be scored. */
+  tally_buf_puts(b, ",\"partial\":");
+  tally_buf_puts(b, cJSON_IsTrue(p) ? "true" : "false");
   tally_buf_putc(b, '}');
   cJSON_Delete(j);
 }

@@ -218,6 +218,9 @@ Test(tallyd_api, serves_contests_rankings_and_a_participants_scores) {
   cr_expect(has(r.body, "\"participant\":\"alice\",\"name\":\"Alice "
                         "Liddell\",\"team\":\"Red\",\"total\":42"),
             "%s", r.body);
+  /* The private view keeps the partial flag too (issue 24). */
+  cr_expect(has(r.body, "\"sum\":{\"score\":42,\"partial\":false}"), "%s",
+            r.body);
   free(r.body);
 
   /* A participant's own endpoint, with their token. */
