@@ -22,6 +22,17 @@ int32_t tally_utext_next(const char *s, size_t n, size_t *i);
  * it is valid, else the offset of the first byte that is not. */
 size_t tally_utext_invalid_at(const char *s, size_t n);
 
+/* The value of the hex digit c (0-9, a-f, A-F), or -1. */
+static inline int tally_hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
 /* Whether s is empty or only white space (Python's not s.strip()). */
 bool tally_utext_blank(const char *s, size_t n);
 

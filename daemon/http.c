@@ -199,16 +199,6 @@ static enum MHD_Result send_reply(tally_http_req_t *r) {
                tally_buf_text(&out->body), out->body.len, NULL, out->csp);
 }
 
-static int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Decodes raw[0..n) into out (n + 1 bytes at least); returns the length,
  * or -1 with why set. */
 static long decode_into(const char *raw, size_t n, char *out,
@@ -217,8 +207,8 @@ static long decode_into(const char *raw, size_t n, char *out,
   for (size_t i = 0; i < n; i++) {
     char ch = raw[i];
     if (ch == '%') {
-      int hi = i + 1 < n ? hex_digit(raw[i + 1]) : -1;
-      int lo = i + 2 < n ? hex_digit(raw[i + 2]) : -1;
+      int hi = i + 1 < n ? tally_hex_value(raw[i + 1]) : -1;
+      int lo = i + 2 < n ? tally_hex_value(raw[i + 2]) : -1;
       if (hi < 0 || lo < 0) {
         *why = "a '%' in the path is not followed by two hex digits";
         return -1;

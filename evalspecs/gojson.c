@@ -671,3 +671,11 @@ bool tally_go_json_equal(const cJSON *a, const cJSON *b) {
   }
   return true; /* null, true, false: the type said it */
 }
+
+const char *tally_go_kind(const cJSON *v) {
+  return cJSON_IsString(v)   ? "string"
+         : cJSON_IsNumber(v) ? "number"
+         : cJSON_IsBool(v)   ? "bool"
+         : cJSON_IsArray(v)  ? "array"
+                             : "object";
+}

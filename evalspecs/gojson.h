@@ -53,6 +53,10 @@ bool tally_go_json_equal(const cJSON *a, const cJSON *b);
 bool tally_go_decode_one(const char *s, size_t *start, size_t *end, char *err,
                          size_t errlen);
 
+/* Go's name for a JSON value's kind in its unmarshal errors ("string",
+ * "number", "bool", "array", "object"). */
+const char *tally_go_kind(const cJSON *v);
+
 /* Checks s as json.Unmarshal does before decoding: one value and only
  * white space after it. Returns true, or false with Go's error text
  * ("unexpected end of JSON input", "invalid character 'x' after top-level

@@ -196,15 +196,6 @@ static cJSON *read_one(const char *text, char *err, size_t errlen) {
   return v;
 }
 
-/* The word Go's json errors use for the kind of v. */
-static const char *go_kind(const cJSON *v) {
-  return cJSON_IsString(v)   ? "string"
-         : cJSON_IsNumber(v) ? "number"
-         : cJSON_IsBool(v)   ? "bool"
-         : cJSON_IsArray(v)  ? "array"
-                             : "object";
-}
-
 int tally__es_json_path(const char *actual, const char *expected,
                         tally_es_outcome_t *o) {
   char perr[600];
@@ -235,7 +226,7 @@ int tally__es_json_path(const char *actual, const char *expected,
       fail_with(o, "parse json_path_match expectation",
                 "json: cannot unmarshal %s into Go value of type "
                 "scoring.jsonPathExpectation",
-                go_kind(exp));
+                tally_go_kind(exp));
       goto done;
     }
     /* As Go decodes into the struct: the last of a repeated key. */
@@ -256,7 +247,7 @@ int tally__es_json_path(const char *actual, const char *expected,
       fail_with(o, "parse json_path_match expectation",
                 "json: cannot unmarshal %s into Go struct field "
                 "jsonPathExpectation.%s of type string",
-                go_kind(bad), bad->string);
+                tally_go_kind(bad), bad->string);
       goto done;
     }
     if (!cJSON_IsString(p) || tally_go_blank(p->valuestring)) {

@@ -3,6 +3,7 @@
  * with Go's encoding/json, then resolves it): a keyword whose value has
  * the wrong JSON type is an error before any document is validated, not
  * a schema that passes or fails everything (docs/evaluation-specs.md). */
+#include "evalspecs/gojson.h"
 #include "evalspecs/jsonschema.h"
 
 #include <math.h>
@@ -98,20 +99,11 @@ typedef struct check_s {
   int depth;
 } check_t;
 
-/* Go's name for a JSON value's kind in its unmarshal errors. */
-static const char *go_kind(const cJSON *v) {
-  return cJSON_IsString(v)   ? "string"
-         : cJSON_IsNumber(v) ? "number"
-         : cJSON_IsBool(v)   ? "bool"
-         : cJSON_IsArray(v)  ? "array"
-                             : "object";
-}
-
 static bool mismatch(check_t *c, const cJSON *v, const char *field,
                      const char *type) {
   snprintf(c->err, c->errlen,
            "json: cannot unmarshal %s into Go struct field .%s of type %s",
-           go_kind(v), field, type);
+           tally_go_kind(v), field, type);
   return false;
 }
 
@@ -143,7 +135,7 @@ static bool subschema(check_t *c, const cJSON *v, const char *at,
     snprintf(c->err, c->errlen,
              "json: cannot unmarshal %s into Go value of type "
              "jsonschema.Schema",
-             go_kind(v));
+             tally_go_kind(v));
     return false;
   }
   return schema(c, v, at, false);
@@ -217,7 +209,7 @@ static bool keyword(check_t *c, const cJSON *v, kind_t kind, const char *at) {
         snprintf(c->err, c->errlen,
                  "json: cannot unmarshal %s into Go struct field .%s of "
                  "type string",
-                 go_kind(e), name);
+                 tally_go_kind(e), name);
         return false;
       }
     return true;
@@ -229,7 +221,7 @@ static bool keyword(check_t *c, const cJSON *v, kind_t kind, const char *at) {
         if (!cJSON_IsString(e) && !cJSON_IsNull(e)) {
           snprintf(c->err, c->errlen,
                    "json: cannot unmarshal %s into Go value of type string",
-                   go_kind(e));
+                   tally_go_kind(e));
           return false;
         }
       return true;
@@ -349,7 +341,7 @@ int tally_js_check_types(const cJSON *root, char *err, size_t errlen,
     snprintf(err, errlen,
              "json: cannot unmarshal %s into Go value of type "
              "jsonschema.Schema",
-             go_kind(root));
+             tally_go_kind(root));
     return -1;
   }
   if (!cJSON_IsObject(root) || schema(&c, root, "root", true))

@@ -3,6 +3,7 @@
 #include "evalspecs/run.h"
 #include "config/error.h"
 #include "config/json.h"
+#include "config/utext.h"
 #include "evalspecs/gojson.h"
 
 #include <math.h>
@@ -116,16 +117,6 @@ static char *text_of(rdec_t *r, const cJSON *v, const char *key) {
   return s;
 }
 
-static int hex(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* A UUID in the forms Go's uuid package reads: 36 characters, the same
  * with "urn:uuid:" before or in braces, or 32 hex digits. */
 static bool parse_uuid(const char *s, tally_es_uuid_t *u) {
@@ -148,7 +139,7 @@ static bool parse_uuid(const char *s, tally_es_uuid_t *u) {
       i++;
       continue;
     }
-    int a = hex(s[i]), b = hex(s[i + 1]);
+    int a = tally_hex_value(s[i]), b = tally_hex_value(s[i + 1]);
     if (a < 0 || b < 0)
       return false;
     u->b[k++] = (unsigned char)(a * 16 + b);

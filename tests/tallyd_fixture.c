@@ -513,3 +513,13 @@ td_http_t td_http(const char *dir, int port, const char *path,
   unlink(out);
   return r;
 }
+
+double td_metric(const char *dir, int port, const char *name) {
+  td_http_t r = td_http(dir, port, "/metrics", "");
+  char want[128];
+  snprintf(want, sizeof(want), "\n%s ", name);
+  const char *at = r.body != NULL ? strstr(r.body, want) : NULL;
+  double v = at != NULL ? strtod(at + strlen(want), NULL) : -1;
+  free(r.body);
+  return v;
+}

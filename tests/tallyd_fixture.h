@@ -128,4 +128,8 @@ typedef struct td_http_s {
 td_http_t td_http(const char *dir, int port, const char *path,
                   const char *extra);
 
+/* The value of the sample name (a series without labels) in tallyd's
+ * /metrics on port, or -1 when it is not there. */
+double td_metric(const char *dir, int port, const char *name);
+
 #endif

@@ -415,13 +415,7 @@ Test(tallyd_api, the_public_board_freezes_as_domjudge_does) {
 
 /* The value of a sample without labels in /metrics, or -1. */
 static double metric(const char *name) {
-  td_http_t r = get("/metrics", NULL);
-  char want[128];
-  snprintf(want, sizeof(want), "\n%s ", name);
-  const char *at = r.body != NULL ? strstr(r.body, want) : NULL;
-  double v = at != NULL ? strtod(at + strlen(want), NULL) : -1;
-  free(r.body);
-  return v;
+  return td_metric(server.dir, port, name);
 }
 
 /* Follows contest's events with curl in the background for seconds,

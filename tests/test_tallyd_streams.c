@@ -48,13 +48,7 @@ static void teardown(void) {
 TestSuite(tallyd_streams, .init = setup, .fini = teardown, .timeout = 180);
 
 static double metric(int port, const char *name) {
-  td_http_t r = td_http(server.dir, port, "/metrics", "");
-  char want[128];
-  snprintf(want, sizeof(want), "\n%s ", name);
-  const char *at = r.body != NULL ? strstr(r.body, want) : NULL;
-  double v = at != NULL ? strtod(at + strlen(want), NULL) : -1;
-  free(r.body);
-  return v;
+  return td_metric(server.dir, port, name);
 }
 
 /* tallyd's resident memory in KiB. */
