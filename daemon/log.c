@@ -53,7 +53,8 @@ size_t tally_log_escape(char *out, size_t outlen, const char *in, size_t n,
       }
       snprintf(esc, sizeof(esc), "\\x%c%c", hex[c >> 4], hex[c & 15]);
       len = 4;
-    } else if (controls && (c < 0x20 || c == 0x7f)) {
+    } else if (c == 0 || (controls && (c < 0x20 || c == 0x7f))) {
+      /* A NUL would end the line early in either format. */
       if (c == '\n' || c == '\r' || c == '\t') {
         esc[0] = '\\';
         esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';

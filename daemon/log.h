@@ -45,7 +45,8 @@ void tally_log(tally_log_t *log, tally_log_level_t level, const char *event,
                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Copies in (n bytes) to out (outlen bytes with its NUL), each byte that
- * is not part of a valid UTF-8 character (or is a C1 control) as \xNN,
+ * is not part of a valid UTF-8 character (or is a C1 control or a NUL)
+ * as \xNN,
  * and with controls set, \n, \r and \t as those two characters and
  * every other control as \xNN. Stops at a whole escape that does not
  * fit. Returns the length written. */
