@@ -151,6 +151,13 @@ static void stream_free(void *cls) {
 }
 
 void tally_http_stream_wake(tally_http_stream_t *s) {
+  if (s->abort && s->c != NULL && !s->h->closing && !s->timed) {
+    /* A client that does not read may never let MHD write again, and so
+     * never learn of the abort: the idle timeout closes it. */
+    s->timed = true;
+    MHD_set_connection_option(s->c, MHD_CONNECTION_OPTION_TIMEOUT,
+                              (unsigned)TALLY_HTTP_ABORT_SECONDS);
+  }
   if (!s->sleeping || s->c == NULL || s->h->closing)
     return;
   s->sleeping = false;
@@ -165,6 +172,7 @@ static enum MHD_Result send_stream(tally_http_req_t *r) {
   s->h = r->h;
   s->c = r->c;
   s->sleeping = false;
+  s->timed = false;
   s->prev = NULL;
   s->next = r->h->streams;
   if (s->next != NULL)

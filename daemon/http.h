@@ -21,6 +21,9 @@
  * the scoreboard's event streams hold theirs open. */
 #define TALLY_HTTP_MAX_CONNECTIONS 4096
 #define TALLY_HTTP_IDLE_SECONDS 10
+/* An aborted stream whose client does not read is closed this long after
+ * its last progress. */
+#define TALLY_HTTP_ABORT_SECONDS 2
 #define TALLY_HTTP_CONNECTION_BYTES 16384 /* a request's head must fit */
 /* Connections the kernel completes before tallyd accepts them: a board's
  * browsers all come back at once after a restart. */
@@ -64,6 +67,7 @@ struct tally_http_stream_s {
   tally_http_t *h;
   struct MHD_Connection *c;
   bool sleeping;
+  bool timed;                       /* aborted: its idle timeout is set */
   tally_http_stream_t *prev, *next; /* in h->streams */
 };
 
