@@ -2115,7 +2115,8 @@ int tally_api_route(void *api, tally_http_req_t *r) {
     q->kind = REQ_LIST;
     return start(a, r, q);
   }
-  p += strlen("/api/");
+  /* "/api" alone has no "/" to step over. */
+  p += strcmp(p, "/api") == 0 ? strlen("/api") : strlen("/api/");
   if (strncmp(p, "contests/", 9) != 0 ||
       (p += 9, !tally_http_segment(&p, q->contest, sizeof(q->contest)))) {
     free(q);
