@@ -104,7 +104,6 @@ typedef struct areq_s {
   char cursor_id[256];
   size_t total; /* the participant's submissions to this contest */
   bool more;    /* rows after the page */
-  row_t *last;  /* the page's last row, for next_cursor */
 } areq_t;
 
 /* Reading the operator token and the secret. */
@@ -894,17 +893,13 @@ static void build_participant(areq_t *q, tally_buf_t *b) {
   }
   for (size_t i = 0; i < q->nrows; i++) {
     row_t *w = &q->rows[i];
-    /* fields: summary, tokened */
+    /* fields: summary, tokened, job; the page holds only this contest's
+     * submissions (page_of) */
     if (w->nfields < 2)
       continue;
     cJSON *s = cJSON_Parse(w->fields[0]);
-    char num[32];
-    const char *cname = s != NULL ? event_contest(s, num) : NULL;
-    if (s == NULL ||
-        strcmp(cname != NULL ? cname : "default", q->contest) != 0) {
-      cJSON_Delete(s);
+    if (s == NULL)
       continue;
-    }
     bool tokened = strcmp(w->fields[1], "1") == 0;
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(s, "task");
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(s, "timestamp");
@@ -957,13 +952,14 @@ static void build_participant(areq_t *q, tally_buf_t *b) {
   tally_buf_puts(b, ",\"limit\":");
   tally_json_num(b, (double)q->limit);
   tally_buf_puts(b, ",\"next_cursor\":");
-  if (q->more && q->last != NULL) {
+  if (q->more && q->nrows > 0) {
+    const row_t *last = &q->rows[q->nrows - 1];
     tally_buf_t cur;
     tally_buf_init(&cur);
     char ts[40];
-    snprintf(ts, sizeof(ts), "%.17g~", q->last->value);
+    snprintf(ts, sizeof(ts), "%.17g~", last->value);
     tally_buf_puts(&cur, ts);
-    tally_buf_puts(&cur, q->last->id);
+    tally_buf_puts(&cur, last->id);
     tally_json_str(b, tally_buf_text(&cur));
     tally_buf_close(&cur);
   } else {
@@ -1379,14 +1375,20 @@ static const char *feed(tally_api_t *a, const redisReply *entries,
 /* Drops a stream that is too far behind, wakes one that has bytes. */
 /* Ends stream e, whose client reads too slowly, giving its buffer back:
  * the browser reconnects with Last-Event-ID and catches up from Redis. */
+/* Gives e's buffer back, unsent, and wakes it to end. */
+static void sse_discard(tally_sse_t *e) {
+  tally_buf_close(&e->buf);
+  e->sent = 0;
+  sse_account(e);
+  tally_http_stream_wake(&e->stream);
+}
+
 static void sse_drop(tally_sse_t *e, const char *why) {
   tally_api_t *a = e->a;
   size_t behind = e->buf.len - e->sent;
-  tally_buf_close(&e->buf);
-  e->sent = 0;
   e->ended = e->dropped = true;
   e->stream.abort = true;
-  sse_account(e);
+  sse_discard(e);
   uint64_t n = __atomic_add_fetch(&a->sse_dropped, 1, __ATOMIC_RELAXED);
   /* Said for the first and then every 100th: thousands may go at once. */
   if (n == 1 || n % 100 == 0)
@@ -1394,7 +1396,6 @@ static void sse_drop(tally_sse_t *e, const char *why) {
               "an event stream of contest %s %zu bytes behind was ended: %s "
               "(%llu so far; the browser reconnects with Last-Event-ID)",
               e->contest, behind, why, (unsigned long long)n);
-  tally_http_stream_wake(&e->stream);
 }
 
 /* While the streams' buffers together hold more than limit bytes, ends
@@ -1432,10 +1433,7 @@ static void sse_flush(tally_sse_t *e) {
   if (e->dropped) {
     /* Events written to it since it was ended go: its client may never
      * read again, and its connection may linger until MHD gives up. */
-    tally_buf_close(&e->buf);
-    e->sent = 0;
-    sse_account(e);
-    tally_http_stream_wake(&e->stream);
+    sse_discard(e);
     return;
   }
   sse_account(e);
@@ -1496,14 +1494,19 @@ static void begin_waiting(tally_api_t *a);
 
 static void tail_start(tally_api_t *a);
 
-static void on_pace(uv_timer_t *t) {
-  tally_api_t *a = t->data;
-  if (a->closing)
-    return;
+/* The tail's next read: where <p>:public ends, until that is known;
+ * then what follows it. */
+static void tail_follow(tally_api_t *a) {
   if (a->tail_id[0] == '\0')
     tail_start(a);
   else
     tail_read(a);
+}
+
+static void on_pace(uv_timer_t *t) {
+  tally_api_t *a = t->data;
+  if (!a->closing)
+    tail_follow(a);
 }
 
 /* An error reply to the tail's read (LOADING, BUSY, MASTERDOWN, ...):
@@ -1618,10 +1621,7 @@ static void tail_start(tally_api_t *a) {
 static void on_tail_up(tally_redis_t *rd) {
   tally_api_t *a = rd->data;
   uv_timer_stop(&a->pace);
-  if (a->tail_id[0] != '\0')
-    tail_read(a);
-  else
-    tail_start(a);
+  tail_follow(a);
 }
 
 /* Settles whether f's contest is frozen now; when that changed, its
@@ -1893,7 +1893,6 @@ static void page_of(areq_t *q) {
       free_row(&q->rows[i]);
   memmove(q->rows, q->rows + from, (to - from) * sizeof(row_t));
   q->nrows = to - from;
-  q->last = q->nrows > 0 ? &q->rows[q->nrows - 1] : NULL;
   char key[2400];
   for (size_t i = 0; i < q->nrows && !q->failed; i++) {
     snprintf(key, sizeof(key), "%s:submission:%s", q->a->prefix, q->rows[i].id);
