@@ -3,6 +3,7 @@
  * connection (pipelined) and builds its answer when the last reply is
  * in; replies are copied out, since they live only in their callback. */
 #include "daemon/api.h"
+#include "daemon/api_int.h"
 
 #include "config/error.h"
 #include "daemon/freeze.h"
@@ -19,49 +20,12 @@
 #include <string.h>
 #include <time.h>
 
-#define API_TIMEOUT_MS 5000
 /* A participant's submissions are read this many at a time. */
 #define API_SUMMARY_CHUNK 200
 /* A participant's page of submissions: rows by default, and at most. */
 #define API_PAGE_DEFAULT 50
 #define API_PAGE_MAX 500
 #define API_PAGE_MAX_TEXT "500"
-
-#define SSE_BATCH 500
-#define SSE_BLOCK_MS "1000"
-#define SSE_PACE_MS 50
-#define SSE_RETRY_MS 250          /* after an error reply to the tail's read */
-#define SSE_BUFFER_MAX (4u << 20) /* a client this far behind is dropped */
-#define SSE_BUFFER_MAX_TEXT "4 MiB"
-#define SSE_BUDGET_DEFAULT (256ull << 20)
-#define SSE_EVENT_BYTES 256 /* about what one event takes in a stream */
-
-struct tally_sse_s {
-  tally_http_stream_t stream;
-  tally_api_t *a;
-  char contest[256];
-  unsigned long long at_ms, at_seq; /* the last entry given or skipped */
-  bool live;                        /* caught up: the tail feeds it */
-  bool waiting;       /* for the tail's first read: where the stream ends */
-  char from[48];      /* while waiting: its Last-Event-ID, or "" */
-  bool catching;      /* an XRANGE of its own in flight */
-  bool gone;          /* its connection closed (freed once nothing waits) */
-  bool ended;         /* no more: end the response */
-  bool dropped;       /* ended for falling behind: what comes is discarded */
-  tally_buf_t buf;    /* bytes not yet pulled */
-  size_t sent;        /* of buf, already pulled */
-  size_t counted;     /* of buf's memory, in a->sse_bytes */
-  uint64_t caught_up; /* when its client last had all (the loop's ms) */
-  bool was_behind;    /* it had bytes unsent when the last batch came */
-  tally_sse_t *prev, *next;
-};
-
-static void on_tail_up(tally_redis_t *rd);
-static const char *event_contest(const cJSON *ev, char num[32]);
-static void sse_account(tally_sse_t *e);
-static uint64_t sse_budget(const tally_api_t *a);
-static void on_keepalive(uv_timer_t *t);
-static void sse_flush(tally_sse_t *e);
 
 enum { REQ_LIST, REQ_CONTEST, REQ_RANKING, REQ_PARTICIPANT };
 
@@ -181,7 +145,7 @@ static void on_secret(tally_redis_t *rd, redisReply *reply, void *priv) {
  * replica not yet promoted) is asked again, and a revocation (DEL
  * <p>:secret, after which the next asker makes a new one) holds on every
  * tallyd within a second or two. */
-static void ask_secret(tally_api_t *a) {
+void tally__api_ask_secret(tally_api_t *a) {
   if (a->secret_asking || a->closing)
     return;
   char hex[TALLY_SECRET_HEX + 1];
@@ -211,7 +175,7 @@ static void on_published(tally_redis_t *rd, redisReply *reply, void *priv) {
 /* The configured contests' names, in <p>:configured, so that tally
  * contest knows a contest that has no submission yet: on every connect,
  * and after a reload. */
-static void publish_configured(tally_api_t *a) {
+void tally__api_publish_configured(tally_api_t *a) {
   const tally_contestset_t *cs = a->contests;
   if (a->closing || a->publishing != NULL || cs == NULL || cs->count == 0 ||
       cs->contests == a->published)
@@ -239,8 +203,8 @@ static void publish_configured(tally_api_t *a) {
 static void on_up(tally_redis_t *rd) {
   tally_api_t *a = rd->data;
   a->published = a->publishing = NULL;
-  ask_secret(a);
-  publish_configured(a);
+  tally__api_ask_secret(a);
+  tally__api_publish_configured(a);
 }
 
 void tally_scoring_close(tally_scoring_t *s) {
@@ -279,7 +243,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
     return TALLY_ENOMEM;
   }
   a->tail.data = a;
-  a->tail.on_up = on_tail_up;
+  a->tail.on_up = tally__api_on_tail_up;
   a->tail_id[0] = '\0';
   a->tail_known = false;
   a->sses = NULL;
@@ -301,7 +265,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
 void tally_api_start(tally_api_t *a) {
   tally_redis_start(&a->rd);
   tally_redis_start(&a->tail);
-  uv_timer_start(&a->keepalive, on_keepalive, 1000, 1000);
+  uv_timer_start(&a->keepalive, tally__api_on_keepalive, 1000, 1000);
 }
 
 static void one_closed(tally_api_t *a) {
@@ -332,10 +296,7 @@ void tally_api_close(tally_api_t *a, void (*close_cb)(tally_api_t *a)) {
   a->close_cb = close_cb;
   /* The event streams end (the listener closes them); commands in flight
    * fail, and their requests are answered 503. */
-  for (tally_sse_t *e = a->sses; e != NULL; e = e->next) {
-    e->ended = true;
-    sse_flush(e);
-  }
+  tally__api_end_streams(a);
   uv_close((uv_handle_t *)&a->keepalive, on_timer_closed);
   uv_close((uv_handle_t *)&a->pace, on_timer_closed);
   tally_redis_close(&a->tail, on_closed);
@@ -606,8 +567,8 @@ static void put_time(tally_buf_t *b, double t) {
 }
 
 /* The freeze record of contest name, or NULL. */
-static struct tally_api_freeze_s *freeze_of(const tally_api_t *a,
-                                            const char *name) {
+struct tally_api_freeze_s *tally__api_freeze_of(const tally_api_t *a,
+                                                const char *name) {
   for (size_t i = 0; i < a->nfreezes; i++)
     if (strcmp(a->freezes[i].name, name) == 0)
       return &a->freezes[i];
@@ -617,7 +578,8 @@ static struct tally_api_freeze_s *freeze_of(const tally_api_t *a,
 /* Whether contest c's board is frozen at now by its config: from its
  * freeze time until end + unfreeze_after, unless `tally contest
  * unfreeze` lifted it (unfrozen). */
-static bool freeze_rule(const tally_contest_t *c, bool unfrozen, double now) {
+bool tally__api_freeze_rule(const tally_contest_t *c, bool unfrozen,
+                            double now) {
   if (c == NULL || isnan(c->freeze) || now < c->freeze || unfrozen)
     return false;
   return isnan(c->unfreeze_after) || now < c->end + c->unfreeze_after;
@@ -627,15 +589,15 @@ static bool freeze_rule(const tally_contest_t *c, bool unfrozen, double now) {
  * that every answer agrees with the reload events the boards got; a
  * contest not settled yet (tallyd just started, or a reload just gave it
  * a freeze) by its config alone. */
-static bool frozen_at(const tally_api_t *a, const tally_contest_t *c,
-                      double now) {
+bool tally__api_frozen_at(const tally_api_t *a, const tally_contest_t *c,
+                          double now) {
   if (c == NULL || isnan(c->freeze))
     return false;
-  const struct tally_api_freeze_s *f = freeze_of(a, c->name);
-  return f != NULL ? f->frozen : freeze_rule(c, false, now);
+  const struct tally_api_freeze_s *f = tally__api_freeze_of(a, c->name);
+  return f != NULL ? f->frozen : tally__api_freeze_rule(c, false, now);
 }
 
-static double now_s(void) {
+double tally__api_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -690,7 +652,7 @@ static void build_list(areq_t *q, tally_buf_t *b) {
     if (n > 0)
       tally_buf_putc(b, ',');
     put_contest(b, cs->contests[i].name, &cs->contests[i],
-                frozen_at(q->a, &cs->contests[i], now_s()));
+                tally__api_frozen_at(q->a, &cs->contests[i], tally__api_now()));
   }
   if (q->nnames > 1)
     qsort(q->names, q->nnames, sizeof(char *), cmp_names);
@@ -986,7 +948,8 @@ static bool build_contest(areq_t *q, tally_buf_t *b) {
     tally_http_answer(r);
     return false;
   }
-  put_contest(b, q->contest, c, frozen_at(q->a, c, now_s()));
+  put_contest(b, q->contest, c,
+              tally__api_frozen_at(q->a, c, tally__api_now()));
   tally_buf_putc(b, '\n');
   return true;
 }
@@ -1056,740 +1019,10 @@ static void build(areq_t *q) {
   tally_http_answer(r);
 }
 
-static int answer_now(tally_http_req_t *r, unsigned status, const char *msg);
-
-/* Event streams. */
-
-/* Parses a stream ID into (ms, seq); false when it is not one. */
-static bool parse_id(const char *id, unsigned long long *ms,
-                     unsigned long long *seq) {
-  char *end;
-  if (id[0] < '0' || id[0] > '9')
-    return false;
-  *ms = strtoull(id, &end, 10);
-  if (*end != '-' || end[1] < '0' || end[1] > '9')
-    return false;
-  *seq = strtoull(end + 1, &end, 10);
-  return *end == '\0';
-}
-
-/* Whether e's last entry is before id. */
-static bool at_before(const tally_sse_t *e, const char *id) {
-  unsigned long long ms, seq;
-  if (!parse_id(id, &ms, &seq))
-    return false;
-  return e->at_ms < ms || (e->at_ms == ms && e->at_seq < seq);
-}
-
-/* Brings a->sse_bytes up to date with e's buffer's memory. */
-static void sse_account(tally_sse_t *e) {
-  size_t now = e->buf.cap;
-  if (now >= e->counted)
-    __atomic_add_fetch(&e->a->sse_bytes, now - e->counted, __ATOMIC_RELAXED);
-  else
-    __atomic_sub_fetch(&e->a->sse_bytes, e->counted - now, __ATOMIC_RELAXED);
-  e->counted = now;
-}
-
-static void sse_free(tally_sse_t *e) {
-  tally_buf_close(&e->buf);
-  sse_account(e);
-  free(e);
-}
-
-static void sse_unlink(tally_sse_t *e) {
-  tally_api_t *a = e->a;
-  if (e->prev != NULL)
-    e->prev->next = e->next;
-  else if (a->sses == e)
-    a->sses = e->next;
-  if (e->next != NULL)
-    e->next->prev = e->prev;
-  e->prev = e->next = NULL;
-  __atomic_sub_fetch(&a->nsses, 1, __ATOMIC_RELAXED);
-}
-
-static size_t sse_pull(tally_http_stream_t *s, char *buf, size_t max,
-                       bool *end) {
-  tally_sse_t *e = s->data;
-  size_t left = e->buf.len - e->sent;
-  if (left == 0) {
-    e->caught_up = uv_now(e->a->loop);
-    /* All sent: the buffer is given back, so that what the streams hold
-     * is what their clients have yet to read (a malloc a batch for each
-     * stream costs less than the writes it feeds). */
-    tally_buf_close(&e->buf);
-    e->sent = 0;
-    sse_account(e);
-    *end = e->ended;
-    return 0;
-  }
-  size_t n = left < max ? left : max;
-  memcpy(buf, e->buf.data + e->sent, n);
-  e->sent += n;
-  return n;
-}
-
-static void sse_closed(tally_http_stream_t *s) {
-  tally_sse_t *e = s->data;
-  e->gone = true;
-  sse_unlink(e);
-  if (!e->catching)
-    sse_free(e);
-}
-
-/* The contest an event names, into num if it is a number; NULL when
- * it names none. */
-static const char *event_contest(const cJSON *ev, char num[32]) {
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(ev, "contest");
-  if (cJSON_IsString(c))
-    return c->valuestring;
-  if (cJSON_IsNumber(c)) {
-    snprintf(num, 32, "%.0f", c->valuedouble);
-    return num;
-  }
-  return NULL;
-}
-
-/* A score event's text: participant who's public task score in task. */
-static void score_text(tally_buf_t *b, const char *id, const cJSON *who,
-                       const cJSON *task, double score, bool partial) {
-  tally_buf_puts(b, "id: ");
-  tally_buf_puts(b, id);
-  tally_buf_puts(b, "\nevent: score\ndata: {\"participant\":");
-  tally_json_value(b, who);
-  tally_buf_puts(b, ",\"task\":");
-  tally_json_value(b, task);
-  tally_buf_puts(b, ",\"score\":");
-  tally_json_num(b, score);
-  tally_buf_puts(b, ",\"partial\":");
-  tally_buf_puts(b, partial ? "true}\n\n" : "false}\n\n");
-}
-
-/* Writes one stream entry (its id, its event's JSON) as the board's
- * event to b: only what the public board shows. Returns false for an
- * event the board does not show. Built once per entry, whatever the
- * number of streams it goes to. */
-static bool event_text(tally_buf_t *b, const char *id, const cJSON *ev) {
-  const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
-  const cJSON *who = cJSON_GetObjectItemCaseSensitive(ev, "participant");
-  if (!cJSON_IsString(type) || who == NULL)
-    return false;
-  if (strcmp(type->valuestring, "rating") == 0) {
-    tally_buf_puts(b, "id: ");
-    tally_buf_puts(b, id);
-    tally_buf_puts(b, "\nevent: rating\ndata: {\"participant\":");
-    tally_json_value(b, who);
-    static const char *const keys[] = {"rating", "matches", "wins", "draws",
-                                       "losses"};
-    for (size_t k = 0; k < 5; k++) {
-      tally_buf_puts(b, ",\"");
-      tally_buf_puts(b, keys[k]);
-      tally_buf_puts(b, "\":");
-      tally_json_value(b, cJSON_GetObjectItemCaseSensitive(ev, keys[k]));
-    }
-  } else {
-    /* score, token, rescore: the participant's new public task score.
-     * Never the view: a tokened one is the full view. */
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "task_score");
-    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(ts, "score");
-    const cJSON *pa = cJSON_GetObjectItemCaseSensitive(ts, "partial");
-    score_text(b, id, who, cJSON_GetObjectItemCaseSensitive(ev, "task"),
-               cJSON_IsNumber(sc) ? sc->valuedouble : 0, cJSON_IsTrue(pa));
-    return true;
-  }
-  tally_buf_puts(b, "}\n\n");
-  return true;
-}
-
-typedef struct {
-  tally_api_t *a;
-  char contest[256], id[48];
-  bool elo; /* a rating event: the matches were read, not a place */
-  cJSON *who, *task;
-} refreeze_t;
-
-/* A rating event's text, with the rating and counts of e. */
-static void rating_text(tally_buf_t *b, const char *id, const cJSON *who,
-                        const tally_elo_t *e) {
-  tally_buf_puts(b, "id: ");
-  tally_buf_puts(b, id);
-  tally_buf_puts(b, "\nevent: rating\ndata: {\"participant\":");
-  tally_json_value(b, who);
-  tally_buf_puts(b, ",\"rating\":");
-  tally_json_num(b, e->rating);
-  static const char *const keys[] = {"matches", "wins", "draws", "losses"};
-  unsigned counts[4] = {e->matches, e->wins, e->draws, e->losses};
-  for (size_t k = 0; k < 4; k++) {
-    tally_buf_puts(b, ",\"");
-    tally_buf_puts(b, keys[k]);
-    tally_buf_puts(b, "\":");
-    tally_json_num(b, counts[k]);
-  }
-  tally_buf_puts(b, "}\n\n");
-}
-
-static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
-  refreeze_t *z = priv;
-  tally_api_t *a = rd->data;
-  const tally_contest_t *c =
-      a->contests != NULL ? tally_contestset_find(a->contests, z->contest)
-                          : NULL;
-  if (reply != NULL && c != NULL && !isnan(c->freeze) && !a->closing) {
-    tally_buf_t b;
-    tally_buf_init(&b);
-    bool got;
-    if (z->elo) {
-      tally_elo_t e;
-      if ((got = tally_frozen_elo(reply, c->freeze, &e)))
-        rating_text(&b, z->id, z->who, &e);
-    } else {
-      double score = 0;
-      bool partial = false;
-      if ((got = tally_frozen_score(reply, c->freeze, &score, &partial)))
-        score_text(&b, z->id, z->who, z->task, score, partial);
-    }
-    for (tally_sse_t *e = a->sses; got && e != NULL; e = e->next) {
-      if (!e->live || strcmp(e->contest, z->contest) != 0)
-        continue;
-      tally_buf_put(&e->buf, b.data, b.len);
-      sse_flush(e);
-      __atomic_add_fetch(&a->sse_events, 1, __ATOMIC_RELAXED);
-    }
-    tally_buf_close(&b);
-  }
-  cJSON_Delete(z->who);
-  cJSON_Delete(z->task);
-  free(z);
-}
-
-/* Reads what an event of frozen contest c needs to be sent as the frozen
- * board has it (on_refreeze): for a task score, the participant's place;
- * for a rating, their matches. */
-static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
-                     const cJSON *ev, bool elo) {
-  const cJSON *who = cJSON_GetObjectItemCaseSensitive(ev, "participant");
-  const cJSON *task = cJSON_GetObjectItemCaseSensitive(ev, "task");
-  char base[600], part[800], tpart[800], key[2400];
-  if (!cJSON_IsString(who) || (!elo && !cJSON_IsString(task)) ||
-      tally_contest_key(base, sizeof(base), a->prefix, c->name) != 0 ||
-      tally_rescore_key(part, sizeof(part), "", "", who->valuestring) != 0 ||
-      (!elo &&
-       tally_rescore_key(tpart, sizeof(tpart), "", "", task->valuestring) != 0))
-    return;
-  refreeze_t *z = calloc(1, sizeof(*z));
-  if (z == NULL || (z->who = cJSON_Duplicate(who, true)) == NULL ||
-      (!elo && (z->task = cJSON_Duplicate(task, true)) == NULL)) {
-    if (z != NULL)
-      cJSON_Delete(z->who);
-    free(z);
-    return;
-  }
-  z->a = a;
-  z->elo = elo;
-  snprintf(z->contest, sizeof(z->contest), "%s", c->name);
-  snprintf(z->id, sizeof(z->id), "%s", id);
-  if (elo)
-    snprintf(key, sizeof(key), "%s:matches:%s", base, part);
-  else
-    snprintf(key, sizeof(key), "%s:pt:%s:%s", base, part, tpart);
-  const char *argv[] = {"HGETALL", key};
-  size_t lens[2] = {strlen(argv[0]), strlen(key)};
-  if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_refreeze, z, 2, argv,
-                          lens) != 0) {
-    cJSON_Delete(z->who);
-    cJSON_Delete(z->task);
-    free(z);
-  }
-}
-
-/* Feeds the entries of an XRANGE or XREAD reply (an array of [id,
- * [field, value, ...]]) to the streams that want them: one stream (only)
- * or every live one. Returns the last ID, or NULL. */
-static const char *feed(tally_api_t *a, const redisReply *entries,
-                        tally_sse_t *only, bool *stopped) {
-  const char *last = NULL;
-  *stopped = false;
-  uint64_t sent = 0;
-  for (size_t i = 0; entries != NULL && i < entries->elements; i++) {
-    const redisReply *en = entries->element[i];
-    if (en->type != REDIS_REPLY_ARRAY || en->elements != 2 ||
-        en->element[0]->type != REDIS_REPLY_STRING)
-      continue;
-    const char *id = en->element[0]->str;
-    last = id;
-    const redisReply *f = en->element[1];
-    cJSON *ev = NULL;
-    for (size_t k = 0; f->type == REDIS_REPLY_ARRAY && k + 1 < f->elements;
-         k += 2)
-      if (ev == NULL && strcmp(f->element[k]->str, "event") == 0)
-        ev = cJSON_Parse(f->element[k + 1]->str);
-    /* On a frozen board a score or a rating moves only by what came
-     * before the freeze: it is computed again from the place or the
-     * matches, in order, and sent from there. */
-    char num[32];
-    const char *name = ev != NULL ? event_contest(ev, num) : NULL;
-    const tally_contest_t *fc = NULL;
-    if (only == NULL && name != NULL && a->contests != NULL) {
-      const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
-      fc = tally_contestset_find(a->contests, name);
-      if (fc != NULL && (!frozen_at(a, fc, now_s()) || !cJSON_IsString(type)))
-        fc = NULL;
-      if (fc != NULL)
-        refreeze(a, fc, id, ev, strcmp(type->valuestring, "rating") == 0);
-    }
-    tally_buf_reset(&a->scratch);
-    bool shown = name != NULL && fc == NULL && event_text(&a->scratch, id, ev);
-    unsigned long long ms, seq;
-    if (!parse_id(id, &ms, &seq)) {
-      cJSON_Delete(ev);
-      continue;
-    }
-    for (tally_sse_t *e = only != NULL ? only : a->sses; e != NULL;
-         e = only != NULL ? NULL : e->next) {
-      if ((only == NULL && !e->live) || e->dropped || e->at_ms > ms ||
-          (e->at_ms == ms && e->at_seq >= seq))
-        continue;
-      if (shown && strcmp(e->contest, name) == 0) {
-        tally_buf_put(&e->buf, a->scratch.data, a->scratch.len);
-        sse_account(e);
-        sent++;
-      }
-      e->at_ms = ms;
-      e->at_seq = seq;
-    }
-    cJSON_Delete(ev);
-    /* Past the budget: the rest of the batch waits for the next read,
-     * once the clients have been written to and the slowest can be told
-     * from the others. */
-    if (only == NULL &&
-        __atomic_load_n(&a->sse_bytes, __ATOMIC_RELAXED) > sse_budget(a)) {
-      *stopped = true;
-      break;
-    }
-  }
-  __atomic_add_fetch(&a->sse_events, sent, __ATOMIC_RELAXED);
-  return last;
-}
-
-/* Drops a stream that is too far behind, wakes one that has bytes. */
-/* Ends stream e, whose client reads too slowly, giving its buffer back:
- * the browser reconnects with Last-Event-ID and catches up from Redis. */
-/* Gives e's buffer back, unsent, and wakes it to end. */
-static void sse_discard(tally_sse_t *e) {
-  tally_buf_close(&e->buf);
-  e->sent = 0;
-  sse_account(e);
-  tally_http_stream_wake(&e->stream);
-}
-
-static void sse_drop(tally_sse_t *e, const char *why) {
-  tally_api_t *a = e->a;
-  size_t behind = e->buf.len - e->sent;
-  e->ended = e->dropped = true;
-  e->stream.abort = true;
-  sse_discard(e);
-  uint64_t n = __atomic_add_fetch(&a->sse_dropped, 1, __ATOMIC_RELAXED);
-  /* Said for the first and then every 100th: thousands may go at once. */
-  if (n == 1 || n % 100 == 0)
-    tally_log(a->log, TALLY_LOG_WARN, "api",
-              "an event stream of contest %s %zu bytes behind was ended: %s "
-              "(%llu so far; the browser reconnects with Last-Event-ID)",
-              e->contest, behind, why, (unsigned long long)n);
-}
-
-/* While the streams' buffers together hold more than limit bytes, ends
- * the slowest stream (of those behind when the last batch came, with
- * behind_only): the one whose client has gone longest without having all
- * it was sent, then the one furthest behind. */
-static void sse_shed(tally_api_t *a, uint64_t limit, bool behind_only) {
-  while (__atomic_load_n(&a->sse_bytes, __ATOMIC_RELAXED) > limit) {
-    tally_sse_t *worst = NULL;
-    for (tally_sse_t *s = a->sses; s != NULL; s = s->next)
-      if (!s->ended && s->buf.len - s->sent > 0 &&
-          (!behind_only || s->was_behind) &&
-          (worst == NULL || s->caught_up < worst->caught_up ||
-           (s->caught_up == worst->caught_up &&
-            s->buf.len - s->sent > worst->buf.len - worst->sent)))
-        worst = s;
-    if (worst == NULL)
-      break;
-    sse_drop(worst, "the event streams' memory budget is spent");
-  }
-}
-
-static uint64_t sse_budget(const tally_api_t *a) {
-  return a->sse_budget > 0 ? a->sse_budget : SSE_BUDGET_DEFAULT;
-}
-
-/* Drops a stream that is too far behind, wakes one that has bytes, and
- * holds the streams to their budget by ending those that were already
- * behind when this batch came. Which of the others keep up shows only
- * once their connections have been written to: a batch may take them
- * past the budget for a moment (tail_read sizes batches so that it
- * hardly does), and before the next one (on_tail) the slowest go. */
-static void sse_flush(tally_sse_t *e) {
-  tally_api_t *a = e->a;
-  if (e->dropped) {
-    /* Events written to it since it was ended go: its client may never
-     * read again, and its connection may linger until MHD gives up. */
-    sse_discard(e);
-    return;
-  }
-  sse_account(e);
-  if (!e->ended && (e->buf.len - e->sent > SSE_BUFFER_MAX || e->buf.oom))
-    sse_drop(e, "more than " SSE_BUFFER_MAX_TEXT " behind");
-  sse_shed(a, sse_budget(a), true);
-  if (e->buf.len > e->sent || e->ended)
-    tally_http_stream_wake(&e->stream);
-}
-
-static void catch_up(tally_sse_t *e);
-
-static void on_catch_up(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_sse_t *e = priv;
-  tally_api_t *a = rd->data;
-  e->catching = false;
-  if (e->gone) {
-    sse_free(e);
-    return;
-  }
-  if (reply == NULL || reply->type != REDIS_REPLY_ARRAY) {
-    /* It cannot catch up: it ends, and the browser comes again. */
-    e->ended = true;
-    sse_flush(e);
-    return;
-  }
-  bool stopped;
-  feed(a, reply, e, &stopped);
-  sse_flush(e);
-  if (reply->elements >= SSE_BATCH || at_before(e, a->tail_id))
-    catch_up(e);
-  else
-    e->live = true;
-}
-
-/* The entries after e's last one, up to SSE_BATCH, until it reaches the
- * tail. */
-static void catch_up(tally_sse_t *e) {
-  tally_api_t *a = e->a;
-  char key[160], from[64];
-  snprintf(key, sizeof(key), "%s:public", a->prefix);
-  snprintf(from, sizeof(from), "(%llu-%llu", e->at_ms, e->at_seq);
-  const char *argv[] = {"XRANGE", key, from, "+", "COUNT", "500"};
-  size_t lens[6];
-  for (int i = 0; i < 6; i++)
-    lens[i] = strlen(argv[i]);
-  if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_catch_up, e, 6, argv,
-                          lens) == 0)
-    e->catching = true;
-  else {
-    e->ended = true;
-    sse_flush(e);
-  }
-}
-
-static void tail_read(tally_api_t *a);
-static void begin_waiting(tally_api_t *a);
-
-static void tail_start(tally_api_t *a);
-
-/* The tail's next read: where <p>:public ends, until that is known;
- * then what follows it. */
-static void tail_follow(tally_api_t *a) {
-  if (a->tail_id[0] == '\0')
-    tail_start(a);
-  else
-    tail_read(a);
-}
-
-static void on_pace(uv_timer_t *t) {
-  tally_api_t *a = t->data;
-  if (!a->closing)
-    tail_follow(a);
-}
-
-/* An error reply to the tail's read (LOADING, BUSY, MASTERDOWN, ...):
- * said once until a read succeeds, and asked again in a while. */
-static void tail_error(tally_api_t *a, const redisReply *reply) {
-  if (!a->tail_failing)
-    tally_log(a->log, TALLY_LOG_INFO, "api",
-              "cannot read the event stream yet (asked again every %d ms): "
-              "%s",
-              SSE_RETRY_MS,
-              reply->type == REDIS_REPLY_ERROR ? reply->str
-                                               : "an unexpected reply");
-  a->tail_failing = true;
-  uv_timer_start(&a->pace, on_pace, SSE_RETRY_MS, 0);
-}
-
-static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_api_t *a = rd->data;
-  (void)priv;
-  if (reply == NULL || a->closing)
-    return; /* the connection comes up again, and reads again */
-  if (reply->type != REDIS_REPLY_ARRAY && reply->type != REDIS_REPLY_NIL) {
-    tail_error(a, reply);
-    return;
-  }
-  a->tail_failing = false;
-  /* Before the batch: the streams within their budget, the slowest
-   * ended first; and which ones are behind as it comes. */
-  sse_shed(a, sse_budget(a), false);
-  for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
-    e->was_behind = e->buf.len > e->sent;
-  if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1) {
-    const redisReply *s = reply->element[0];
-    bool stopped = false;
-    const char *last =
-        s->elements == 2 ? feed(a, s->element[1], NULL, &stopped) : NULL;
-    if (last != NULL)
-      snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
-    for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
-      sse_flush(e);
-    bool full = stopped ||
-                (s->elements == 2 && s->element[1]->type == REDIS_REPLY_ARRAY &&
-                 s->element[1]->elements >= a->tail_count);
-    if (last != NULL) {
-      /* Entries keep coming: let them gather for a moment, so that each
-       * stream gets them in one write rather than one each; a full batch
-       * has more waiting, and MHD writes it out on the loop's next turn,
-       * before the next read is answered. */
-      uv_timer_start(&a->pace, on_pace, full ? 0 : SSE_PACE_MS, 0);
-      return;
-    }
-  }
-  tail_read(a);
-}
-
-static void tail_read(tally_api_t *a) {
-  char key[160];
-  snprintf(key, sizeof(key), "%s:public", a->prefix);
-  /* A batch goes to every stream before any is written to a client, so
-   * its size is held to what the budget allows each stream (an event is
-   * a few hundred bytes): 500 entries for a few streams, fewer for
-   * thousands, 16 at least. */
-  uint64_t per = sse_budget(a) / ((uint64_t)a->nsses + 1) / SSE_EVENT_BYTES;
-  a->tail_count = per < 16 ? 16 : per > 500 ? 500 : (size_t)per;
-  char count[24];
-  snprintf(count, sizeof(count), "%zu", a->tail_count);
-  const char *argv[] = {"XREAD",      "COUNT",   count, "BLOCK",
-                        SSE_BLOCK_MS, "STREAMS", key,   a->tail_id};
-  size_t lens[8];
-  for (int i = 0; i < 8; i++)
-    lens[i] = strlen(argv[i]);
-  tally_redis_command(&a->tail, API_TIMEOUT_MS + 1000, on_tail, NULL, 8, argv,
-                      lens);
-}
-
-static void on_tail_start(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_api_t *a = rd->data;
-  (void)priv;
-  if (reply == NULL || a->closing)
-    return;
-  if (reply->type != REDIS_REPLY_ARRAY) {
-    /* Redis is loading its data, say: ask again until it answers. */
-    tail_error(a, reply);
-    return;
-  }
-  a->tail_failing = false;
-  const char *last = reply->elements > 0 &&
-                             reply->element[0]->type == REDIS_REPLY_ARRAY &&
-                             reply->element[0]->elements == 2
-                         ? reply->element[0]->element[0]->str
-                         : "0-0";
-  snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
-  __atomic_store_n(&a->tail_known, true, __ATOMIC_RELEASE);
-  begin_waiting(a);
-  tail_read(a);
-}
-
-/* Where <p>:public ends now: the first read of the tail. */
-static void tail_start(tally_api_t *a) {
-  char key[160];
-  snprintf(key, sizeof(key), "%s:public", a->prefix);
-  const char *argv[] = {"XREVRANGE", key, "+", "-", "COUNT", "1"};
-  size_t lens[6];
-  for (int i = 0; i < 6; i++)
-    lens[i] = strlen(argv[i]);
-  tally_redis_command(&a->tail, API_TIMEOUT_MS, on_tail_start, NULL, 6, argv,
-                      lens);
-}
-
-/* On every connect of the tail: where the stream ends now, the first
- * time; then follow it. */
-static void on_tail_up(tally_redis_t *rd) {
-  tally_api_t *a = rd->data;
-  uv_timer_stop(&a->pace);
-  tail_follow(a);
-}
-
-/* Settles whether f's contest is frozen now; when that changed, its
- * open boards reload. */
-static void settle(tally_api_t *a, struct tally_api_freeze_s *f, double now) {
-  const tally_contest_t *c =
-      a->contests != NULL ? tally_contestset_find(a->contests, f->name) : NULL;
-  bool frozen = freeze_rule(c, f->unfrozen, now);
-  if (frozen == f->frozen)
-    return;
-  f->frozen = frozen;
-  for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
-    if (strcmp(e->contest, f->name) == 0) {
-      tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
-      sse_flush(e);
-    }
-}
-
-static void on_unfrozen(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_api_t *a = rd->data;
-  char *name = priv;
-  struct tally_api_freeze_s *f = freeze_of(a, name);
-  if (f != NULL && reply != NULL && reply->type == REDIS_REPLY_INTEGER) {
-    f->unfrozen = reply->integer > 0;
-    settle(a, f, now_s());
-  }
-  free(name);
-}
-
-/* Every second: the freezes of the configured contests (a reload may
- * change them), what `tally contest unfreeze` says, and a page reload
- * for the streams of a contest whose board froze or thawed; every 15 s,
- * a keep-alive on each stream. */
-static void on_keepalive(uv_timer_t *t) {
-  tally_api_t *a = t->data;
-  ask_secret(a);
-  publish_configured(a);
-  const tally_contestset_t *cs = a->contests;
-  size_t n = 0;
-  for (size_t i = 0; cs != NULL && i < cs->count; i++)
-    n += !isnan(cs->contests[i].freeze);
-  struct tally_api_freeze_s *fresh = calloc(n + 1, sizeof(*fresh));
-  if (fresh != NULL) {
-    size_t k = 0;
-    for (size_t i = 0; cs != NULL && i < cs->count; i++) {
-      if (isnan(cs->contests[i].freeze))
-        continue;
-      snprintf(fresh[k].name, sizeof(fresh[k].name), "%s",
-               cs->contests[i].name);
-      struct tally_api_freeze_s *old = freeze_of(a, fresh[k].name);
-      if (old != NULL) {
-        fresh[k] = *old;
-        old->name[0] = '\0'; /* kept */
-      }
-      k++;
-    }
-    /* A contest a reload left without a freeze thaws: its boards reload. */
-    for (size_t i = 0; i < a->nfreezes; i++)
-      if (a->freezes[i].name[0] != '\0' && a->freezes[i].frozen) {
-        a->freezes[i].unfrozen = true;
-        settle(a, &a->freezes[i], now_s());
-      }
-    free(a->freezes);
-    a->freezes = fresh;
-    a->nfreezes = k;
-  }
-  double now = now_s();
-  for (size_t i = 0; i < a->nfreezes; i++) {
-    struct tally_api_freeze_s *f = &a->freezes[i];
-    settle(a, f, now);
-    char base[600], key[700];
-    char *name = strdup(f->name);
-    if (name == NULL ||
-        tally_contest_key(base, sizeof(base), a->prefix, f->name) != 0) {
-      free(name);
-      continue;
-    }
-    snprintf(key, sizeof(key), "%s:unfrozen", base);
-    const char *argv[] = {"EXISTS", key};
-    size_t lens[2] = {6, strlen(key)};
-    if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_unfrozen, name, 2, argv,
-                            lens) != 0)
-      free(name);
-  }
-  if (++a->ticks % 15 != 0)
-    return;
-  for (tally_sse_t *e = a->sses; e != NULL; e = e->next) {
-    tally_buf_puts(&e->buf, ": keep-alive\n\n");
-    sse_flush(e);
-  }
-}
-
-/* Where stream e starts, once the tail knows where <p>:public ends:
- * from its Last-Event-ID (from, or NULL) if that is an entry ID, else
- * from now. */
-static void sse_begin(tally_sse_t *e, const char *from) {
-  tally_api_t *a = e->a;
-  unsigned long long ms, seq;
-  bool resume = from != NULL && parse_id(from, &ms, &seq);
-  parse_id(resume ? from : a->tail_id, &e->at_ms, &e->at_seq);
-  const tally_contest_t *c =
-      a->contests != NULL ? tally_contestset_find(a->contests, e->contest)
-                          : NULL;
-  if (resume && frozen_at(a, c, now_s())) {
-    /* A frozen board is not replayed event by event: the page loads it
-     * again, as it is, and follows from now. */
-    tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
-    parse_id(a->tail_id, &e->at_ms, &e->at_seq);
-    e->live = true;
-    sse_flush(e);
-  } else if (resume && at_before(e, a->tail_id)) {
-    catch_up(e);
-  } else {
-    e->live = true;
-  }
-}
-
-/* The tail has read where <p>:public ends: the streams that waited for
- * it begin. */
-static void begin_waiting(tally_api_t *a) {
-  for (tally_sse_t *e = a->sses; e != NULL; e = e->next) {
-    if (!e->waiting)
-      continue;
-    e->waiting = false;
-    sse_begin(e, e->from[0] != '\0' ? e->from : NULL);
-  }
-}
-
-/* GET /api/contests/C/events: from Last-Event-ID if the browser gives
- * one (what retention still holds), else from now. Until the tail has
- * first read Redis (tallyd just started, or Redis is not up yet) the
- * stream waits, with its keep-alives: a browser's EventSource does not
- * come back after an error status. */
-static int start_events(tally_api_t *a, tally_http_req_t *r,
-                        const char *contest) {
-  tally_sse_t *e = calloc(1, sizeof(*e));
-  if (e == NULL)
-    return answer_now(r, 503, "out of memory");
-  e->a = a;
-  e->caught_up = uv_now(a->loop);
-  snprintf(e->contest, sizeof(e->contest), "%s", contest);
-  tally_buf_init(&e->buf);
-  e->stream.pull = sse_pull;
-  e->stream.closed = sse_closed;
-  e->stream.data = e;
-  e->next = a->sses;
-  if (a->sses != NULL)
-    a->sses->prev = e;
-  a->sses = e;
-  __atomic_add_fetch(&a->nsses, 1, __ATOMIC_RELAXED);
-  /* The browser waits a second before it reconnects. */
-  tally_buf_puts(&e->buf, "retry: 1000\n\n");
-  const char *from = tally_http_header(r, "Last-Event-ID");
-  if (a->tail_id[0] != '\0') {
-    sse_begin(e, from);
-  } else {
-    e->waiting = true;
-    if (from != NULL && strlen(from) < sizeof(e->from))
-      snprintf(e->from, sizeof(e->from), "%s", from);
-  }
-  r->reply.type = "text/event-stream";
-  r->reply.stream = &e->stream;
-  return 1;
-}
-
 /* Routing. */
 
-static int answer_now(tally_http_req_t *r, unsigned status, const char *msg) {
+int tally__api_answer_now(tally_http_req_t *r, unsigned status,
+                          const char *msg) {
   r->reply.status = status;
   r->reply.type = "application/json";
   tally_buf_puts(&r->reply.body, "{\"error\":");
@@ -1844,7 +1077,7 @@ static bool row_key(const areq_t *q, const row_t *w, double *ts) {
     return false;
   cJSON *s = cJSON_Parse(w->fields[0]);
   char num[32];
-  const char *cname = s != NULL ? event_contest(s, num) : NULL;
+  const char *cname = s != NULL ? tally__api_event_contest(s, num) : NULL;
   bool mine =
       s != NULL && strcmp(cname != NULL ? cname : "default", q->contest) == 0;
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "timestamp");
@@ -1983,7 +1216,7 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
     ask(q, GOT_NAMES, NULL, 2, argv);
   } else if (q->kind == REQ_RANKING) {
     const tally_contest_t *c = config_of(q);
-    if (!q->private_view && frozen_at(a, c, now_s())) {
+    if (!q->private_view && tally__api_frozen_at(a, c, tally__api_now())) {
       q->frozen = true;
       q->freeze = c->freeze;
     }
@@ -2041,10 +1274,10 @@ static void names_to_rows(areq_t *q) {
 /* GET / and GET /contests/C. */
 static int route_page(tally_api_t *a, tally_http_req_t *r) {
   if (a->closing)
-    return answer_now(r, 503, "tallyd is stopping");
+    return tally__api_answer_now(r, 503, "tallyd is stopping");
   areq_t *q = calloc(1, sizeof(*q));
   if (q == NULL)
-    return answer_now(r, 503, "out of memory");
+    return tally__api_answer_now(r, 503, "out of memory");
   q->html = true;
   const char *p = r->raw_path;
   if (strcmp(p, "/") == 0) {
@@ -2106,10 +1339,10 @@ int tally_api_route(void *api, tally_http_req_t *r) {
   if (strncmp(p, "/api/", 5) != 0 && strcmp(p, "/api") != 0)
     return 0;
   if (a->closing)
-    return answer_now(r, 503, "tallyd is stopping");
+    return tally__api_answer_now(r, 503, "tallyd is stopping");
   areq_t *q = calloc(1, sizeof(*q));
   if (q == NULL)
-    return answer_now(r, 503, "out of memory");
+    return tally__api_answer_now(r, 503, "out of memory");
   if (strcmp(p, "/api/contests") == 0 || strcmp(p, "/api/contests/") == 0) {
     q->kind = REQ_LIST;
     return start(a, r, q);
@@ -2119,10 +1352,10 @@ int tally_api_route(void *api, tally_http_req_t *r) {
   if (strncmp(p, "contests/", 9) != 0 ||
       (p += 9, !tally_http_segment(&p, q->contest, sizeof(q->contest)))) {
     free(q);
-    return answer_now(r, 404,
-                      "not found: the API serves /api/contests, "
-                      "/api/contests/C, /api/contests/C/ranking and "
-                      "/api/contests/C/participants/P");
+    return tally__api_answer_now(r, 404,
+                                 "not found: the API serves /api/contests, "
+                                 "/api/contests/C, /api/contests/C/ranking and "
+                                 "/api/contests/C/participants/P");
   }
   if (*p == '\0') {
     q->kind = REQ_CONTEST;
@@ -2132,23 +1365,23 @@ int tally_api_route(void *api, tally_http_req_t *r) {
     if (view != NULL && strcmp(view, "private") == 0) {
       if (!is_operator(a, r)) {
         free(q);
-        return answer_now(r, a->token == NULL ? 403 : 401,
-                          a->token == NULL
-                              ? "the private view needs the operator token, "
-                                "and this tallyd has none (--http-token-file)"
-                              : "the private view needs the operator's "
-                                "bearer token");
+        return tally__api_answer_now(
+            r, a->token == NULL ? 403 : 401,
+            a->token == NULL ? "the private view needs the operator token, "
+                               "and this tallyd has none (--http-token-file)"
+                             : "the private view needs the operator's "
+                               "bearer token");
       }
       q->private_view = true;
     } else if (view != NULL && strcmp(view, "public") != 0) {
       free(q);
-      return answer_now(r, 400, "view: must be public or private");
+      return tally__api_answer_now(r, 400, "view: must be public or private");
     }
   } else if (strcmp(p, "/events") == 0) {
     char contest[256];
     snprintf(contest, sizeof(contest), "%s", q->contest);
     free(q);
-    return start_events(a, r, contest);
+    return tally__api_start_events(a, r, contest);
   } else if (strncmp(p, "/participants/", 14) == 0 &&
              (p += 14,
               tally_http_segment(&p, q->participant, sizeof(q->participant))) &&
@@ -2157,7 +1390,7 @@ int tally_api_route(void *api, tally_http_req_t *r) {
     const char *why = page_args(r, q);
     if (why != NULL) {
       free(q);
-      return answer_now(r, 400, why);
+      return tally__api_answer_now(r, 400, why);
     }
     const char *t = bearer(r);
     char want[TALLY_TOKEN_HEX + 1];
@@ -2165,22 +1398,23 @@ int tally_api_route(void *api, tally_http_req_t *r) {
       q->private_view = true;
     } else if (a->secret[0] == '\0') {
       free(q);
-      return answer_now(r, 503,
-                        "participant tokens cannot be checked yet: "
-                        "Redis has not answered");
+      return tally__api_answer_now(r, 503,
+                                   "participant tokens cannot be checked yet: "
+                                   "Redis has not answered");
     } else {
       tally_participant_token(a->secret, q->participant, want);
       if (t == NULL || !same_secret(t, want)) {
         free(q);
-        return answer_now(r, 401,
-                          "a participant's endpoint needs that participant's "
-                          "token (tally token --participant P) or the "
-                          "operator's, as a bearer token");
+        return tally__api_answer_now(
+            r, 401,
+            "a participant's endpoint needs that participant's "
+            "token (tally token --participant P) or the "
+            "operator's, as a bearer token");
       }
     }
   } else {
     free(q);
-    return answer_now(r, 404, "not found");
+    return tally__api_answer_now(r, 404, "not found");
   }
   return start(a, r, q);
 }
