@@ -16,6 +16,59 @@
 /* How long a command of the API's may take. */
 #define API_TIMEOUT_MS 5000
 
+/* What a request asks for. */
+enum { REQ_LIST, REQ_CONTEST, REQ_RANKING, REQ_PARTICIPANT };
+
+/* One row of a ranking, or one submission of a participant. */
+typedef struct row_s {
+  char *id;
+  double value;
+  /* The task scores hash (task, JSON) pairs, or the Elo counts, or a
+   * submission's fields: whatever the request asked for, as text. */
+  char **fields;
+  size_t nfields;
+} row_t;
+
+typedef struct areq_s {
+  tally_api_t *a;
+  tally_http_req_t *r; /* NULL once cancelled */
+  int kind;
+  char contest[256];
+  char participant[256];
+  bool private_view; /* the operator's view */
+  bool html;         /* the page, not JSON */
+  bool frozen;       /* the public board, as it was at the freeze */
+  double freeze;
+  unsigned waiting;
+  bool failed;
+  char why[256];
+  row_t *rows;
+  size_t nrows;
+  char **names; /* a set's members: contests, or a contest's tasks */
+  size_t nnames;
+  row_t self; /* a participant's task scores */
+  bool has_self;
+  /* A participant's submissions, read a chunk at a time: where the next
+   * chunk starts; then the page asked for (limit rows after the cursor's
+   * (timestamp, id)), and whether more follow. */
+  size_t next;
+  size_t limit;
+  bool has_cursor;
+  double cursor_ts;
+  char cursor_id[256];
+  size_t total; /* the participant's submissions to this contest */
+  bool more;    /* rows after the page */
+} areq_t;
+
+/* api.c: a request's contest config (or NULL), a row's memory freed,
+ * and a request's failure (the first one's words are kept). */
+const tally_contest_t *tally__api_config_of(const areq_t *q);
+void tally__api_free_row(row_t *w);
+void tally__api_fail(areq_t *q, const char *fmt, const char *what);
+
+/* api_answers.c: writes q's answer, its reads all in, and sends it. */
+void tally__api_build(areq_t *q);
+
 /* api.c: the clock, the freezes as settled, answers, the secret and the
  * configured contests' names. */
 double tally__api_now(void);
