@@ -10,6 +10,7 @@
 #include "daemon/pool.h"
 #include "daemon/rescore_child.h"
 #include "daemon/settings.h"
+#include "daemon/snapfiles.h"
 #include "engine/contests.h"
 #include "engine/plugins.h"
 #include "engine/taskset.h"
@@ -95,138 +96,6 @@ typedef struct tallyd_s {
  * never reaches a worker that starts later (after a crash, say); only a
  * reload that passes the check does. */
 
-/* Formats into buf; returns 0, or -1 when the text did not fit. */
-static int format(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int format(char *buf, size_t len, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf, len, fmt, ap);
-  va_end(ap);
-  return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
-/* Removes the files and folders of dir and dir itself (a snapshot holds
- * task configs and the data folders of their expected outputs). */
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (d != NULL) {
-    struct dirent *e;
-    char path[PATH_MAX];
-    struct stat st;
-    while ((e = readdir(d)) != NULL) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-        continue;
-      if (format(path, sizeof(path), "%s/%s", dir, e->d_name) != 0)
-        continue;
-      if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        remove_dir(path);
-      else
-        unlink(path);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
-}
-
-/* Copies the regular file from (at most max bytes) to to. */
-static int copy_file(const char *from, const char *to, size_t max, char *err,
-                     size_t errlen) {
-  char *text;
-  size_t len;
-  int rc = tally_read_file_max(from, max, &text, &len, err, errlen);
-  if (rc != 0)
-    return rc;
-  FILE *f = fopen(to, "wb");
-  if (f == NULL || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
-    format(err, errlen, "%s: cannot write: %s", to, strerror(errno));
-    rc = TALLY_EIO;
-  }
-  free(text);
-  return rc;
-}
-
-/* The data folder of the task file at path, relative to the file's
- * folder, into rel: its data_dir, or its name with .data for .json
- * (docs/tasktypes.md). */
-static void data_rel(const char *path, char *rel, size_t len) {
-  const char *base = strrchr(path, '/');
-  base = base != NULL ? base + 1 : path;
-  size_t n = strlen(base);
-  if (n > 5 && strcmp(base + n - 5, ".json") == 0)
-    n -= 5;
-  format(rel, len, "%.*s.data", (int)n, base);
-  char *text, err[256];
-  size_t tlen;
-  if (tally_read_file_max(path, TALLY_CONFIG_FILE_MAX, &text, &tlen, err,
-                          sizeof(err)) != 0)
-    return;
-  cJSON *root = cJSON_ParseWithLength(text, tlen);
-  const cJSON *dd = cJSON_GetObjectItemCaseSensitive(root, "data_dir");
-  if (cJSON_IsString(dd) && dd->valuestring[0] != '\0')
-    format(rel, len, "%s", dd->valuestring);
-  cJSON_Delete(root);
-  free(text);
-}
-
-/* Copies the data folder of the task file from (its files, one level)
- * into the same place relative to the snapshot folder dest, making the
- * folders on the way. A task without one, or with a data_dir the task
- * decoder refuses, copies nothing: checking the snapshot reports it. */
-static int copy_data(const char *from, const char *dest, char *err,
-                     size_t errlen) {
-  char rel[PATH_MAX], src[PATH_MAX], dst[PATH_MAX];
-  data_rel(from, rel, sizeof(rel));
-  if (rel[0] == '/' || strcmp(rel, "..") == 0 || strncmp(rel, "../", 3) == 0 ||
-      strstr(rel, "/../") != NULL)
-    return 0;
-  const char *slash = strrchr(from, '/');
-  int dlen = slash != NULL ? (int)(slash - from) + 1 : 0;
-  if (format(src, sizeof(src), "%.*s%s", dlen, from, rel) ||
-      format(dst, sizeof(dst), "%s/%s", dest, rel)) {
-    format(err, errlen, "%s: path too long", from);
-    return TALLY_EINVAL;
-  }
-  DIR *d = opendir(src);
-  if (d == NULL)
-    return 0;
-  int rc = 0;
-  /* Each folder on the way, then dst itself. */
-  for (char *p = dst + strlen(dest) + 1; rc == 0; p++) {
-    if (*p != '/' && *p != '\0')
-      continue;
-    char c = *p;
-    *p = '\0';
-    if (mkdir(dst, 0700) != 0 && errno != EEXIST) {
-      format(err, errlen, "%s: %s", dst, strerror(errno));
-      rc = TALLY_EIO;
-    }
-    *p = c;
-    if (c == '\0')
-      break;
-  }
-  struct dirent *e;
-  struct stat st;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    char in[PATH_MAX], out[PATH_MAX];
-    if (format(in, sizeof(in), "%s/%s", src, e->d_name) ||
-        format(out, sizeof(out), "%s/%s", dst, e->d_name)) {
-      format(err, errlen, "%s: path too long", e->d_name);
-      rc = TALLY_EINVAL;
-    } else if (stat(in, &st) == 0 && S_ISREG(st.st_mode)) {
-      rc = copy_file(in, out, TALLY_DATA_FILE_MAX, err, errlen);
-    }
-  }
-  closedir(d);
-  return rc;
-}
-
-static bool is_json(const char *name) {
-  size_t n = strlen(name);
-  return n > 5 && strcmp(name + n - 5, ".json") == 0 && name[0] != '.';
-}
-
 /* Copies the *.json files of --contests into the snapshot folder dir,
  * where the workers find contests beside their tasks: each as
  * NAME.contest.json, participants.json as it is. A file the tasks folder
@@ -235,32 +104,33 @@ static int snapshot_contests(tallyd_t *t, const char *dir, char *err,
                              size_t errlen) {
   DIR *d = opendir(t->set.contests);
   if (d == NULL) {
-    format(err, errlen, "--contests %s: %s", t->set.contests, strerror(errno));
+    tally_fmt(err, errlen, "--contests %s: %s", t->set.contests,
+              strerror(errno));
     return TALLY_EIO;
   }
   int rc = 0;
   struct dirent *e;
   while (rc == 0 && (e = readdir(d)) != NULL) {
-    if (!is_json(e->d_name))
+    if (!tally_is_json_name(e->d_name))
       continue;
     size_t n = strlen(e->d_name);
     bool keep = strcmp(e->d_name, "participants.json") == 0 ||
                 (n > 13 && strcmp(e->d_name + n - 13, ".contest.json") == 0);
     char from[PATH_MAX], to[PATH_MAX];
     struct stat st;
-    if (format(from, sizeof(from), "%s/%s", t->set.contests, e->d_name) ||
-        (keep ? format(to, sizeof(to), "%s/%s", dir, e->d_name)
-              : format(to, sizeof(to), "%s/%.*s.contest.json", dir,
-                       (int)(n - 5), e->d_name))) {
-      format(err, errlen, "%s: path too long", e->d_name);
+    if (tally_fmt(from, sizeof(from), "%s/%s", t->set.contests, e->d_name) ||
+        (keep ? tally_fmt(to, sizeof(to), "%s/%s", dir, e->d_name)
+              : tally_fmt(to, sizeof(to), "%s/%.*s.contest.json", dir,
+                          (int)(n - 5), e->d_name))) {
+      tally_fmt(err, errlen, "%s: path too long", e->d_name);
       rc = TALLY_EINVAL;
     } else if (stat(to, &st) == 0) {
-      format(err, errlen,
-             "%s: the tasks folder has a file of the same name (%s)", from,
-             strrchr(to, '/') + 1);
+      tally_fmt(err, errlen,
+                "%s: the tasks folder has a file of the same name (%s)", from,
+                strrchr(to, '/') + 1);
       rc = TALLY_EINVAL;
     } else {
-      rc = copy_file(from, to, TALLY_CONFIG_FILE_MAX, err, errlen);
+      rc = tally_copy_file(from, to, TALLY_CONFIG_FILE_MAX, err, errlen);
     }
   }
   closedir(d);
@@ -272,46 +142,47 @@ static int snapshot_contests(tallyd_t *t, const char *dir, char *err,
  * a negative code with err naming the cause. */
 static int snapshot(tallyd_t *t, char **path, char *err, size_t errlen) {
   char dir[PATH_MAX], to[PATH_MAX], from[PATH_MAX];
-  if (format(dir, sizeof(dir), "%s/tasks-%u", t->snap_root, ++t->snap_gen) ||
+  if (tally_fmt(dir, sizeof(dir), "%s/tasks-%u", t->snap_root, ++t->snap_gen) ||
       mkdir(dir, 0700) != 0) {
-    format(err, errlen, "%s: %s", dir, strerror(errno));
+    tally_fmt(err, errlen, "%s: %s", dir, strerror(errno));
     return TALLY_EIO;
   }
   struct stat st;
   int rc = 0;
   if (stat(t->set.tasks, &st) != 0) {
-    format(err, errlen, "%s: %s", t->set.tasks, strerror(errno));
+    tally_fmt(err, errlen, "%s: %s", t->set.tasks, strerror(errno));
     rc = TALLY_ENOENT;
   } else if (!S_ISDIR(st.st_mode)) {
     const char *base = strrchr(t->set.tasks, '/');
-    if (format(to, sizeof(to), "%s/%s", dir, base ? base + 1 : t->set.tasks)) {
-      format(err, errlen, "%s: path too long", t->set.tasks);
+    if (tally_fmt(to, sizeof(to), "%s/%s", dir,
+                  base ? base + 1 : t->set.tasks)) {
+      tally_fmt(err, errlen, "%s: path too long", t->set.tasks);
       rc = TALLY_EINVAL;
-    } else if ((rc = copy_file(t->set.tasks, to, TALLY_CONFIG_FILE_MAX, err,
-                               errlen)) == 0)
-      rc = copy_data(t->set.tasks, dir, err, errlen);
+    } else if ((rc = tally_copy_file(t->set.tasks, to, TALLY_CONFIG_FILE_MAX,
+                                     err, errlen)) == 0)
+      rc = tally_copy_data(t->set.tasks, dir, err, errlen);
   } else {
     memcpy(to, dir, sizeof(to));
     DIR *d = opendir(t->set.tasks);
     struct dirent *e;
     if (d == NULL) {
-      format(err, errlen, "%s: %s", t->set.tasks, strerror(errno));
+      tally_fmt(err, errlen, "%s: %s", t->set.tasks, strerror(errno));
       rc = TALLY_EIO;
     }
     /* Every file that cannot be copied is logged, not just the first. */
     size_t bad = 0;
     while (rc == 0 && d != NULL && (e = readdir(d)) != NULL) {
-      if (!is_json(e->d_name))
+      if (!tally_is_json_name(e->d_name))
         continue;
       char file[PATH_MAX];
       int one;
-      if (format(from, sizeof(from), "%s/%s", t->set.tasks, e->d_name) ||
-          format(file, sizeof(file), "%s/%s", dir, e->d_name)) {
-        format(err, errlen, "%s: path too long", e->d_name);
+      if (tally_fmt(from, sizeof(from), "%s/%s", t->set.tasks, e->d_name) ||
+          tally_fmt(file, sizeof(file), "%s/%s", dir, e->d_name)) {
+        tally_fmt(err, errlen, "%s: path too long", e->d_name);
         one = TALLY_EINVAL;
-      } else if ((one = copy_file(from, file, TALLY_CONFIG_FILE_MAX, err,
-                                  errlen)) == 0) {
-        one = copy_data(from, dir, err, errlen);
+      } else if ((one = tally_copy_file(from, file, TALLY_CONFIG_FILE_MAX, err,
+                                        errlen)) == 0) {
+        one = tally_copy_data(from, dir, err, errlen);
       }
       if (one == TALLY_ENOMEM)
         rc = one;
@@ -319,8 +190,8 @@ static int snapshot(tallyd_t *t, char **path, char *err, size_t errlen) {
         tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
     }
     if (rc == 0 && bad > 0) {
-      format(err, errlen, "%s: %zu task file%s cannot be read", t->set.tasks,
-             bad, bad == 1 ? "" : "s");
+      tally_fmt(err, errlen, "%s: %zu task file%s cannot be read", t->set.tasks,
+                bad, bad == 1 ? "" : "s");
       rc = TALLY_EIO;
     }
     if (d != NULL)
@@ -329,49 +200,19 @@ static int snapshot(tallyd_t *t, char **path, char *err, size_t errlen) {
   if (rc == 0 && t->set.contests != NULL)
     rc = snapshot_contests(t, dir, err, errlen);
   if (rc == 0 && (*path = strdup(to)) == NULL) {
-    format(err, errlen, "out of memory");
+    tally_fmt(err, errlen, "out of memory");
     rc = TALLY_ENOMEM;
   }
   if (rc != 0)
-    remove_dir(dir);
+    tally_remove_dir(dir);
   return rc;
-}
-
-/* Removes the snapshot folders that tallyds killed with SIGKILL left in
- * tmp: "tallyd-PID-XXXXXX" whose PID is no longer running. */
-static void remove_stale_snapshots(const char *tmp) {
-  DIR *d = opendir(tmp);
-  if (d == NULL)
-    return;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    int pid;
-    char rest;
-    if (sscanf(e->d_name, "tallyd-%d-%c", &pid, &rest) != 2 || pid <= 0)
-      continue;
-    if (kill(pid, 0) == 0 || errno != ESRCH)
-      continue; /* running, or not ours to judge */
-    char root[PATH_MAX], sub[PATH_MAX];
-    if (format(root, sizeof(root), "%s/%s", tmp, e->d_name) != 0)
-      continue;
-    DIR *r = opendir(root);
-    struct dirent *f;
-    while (r != NULL && (f = readdir(r)) != NULL)
-      if (strncmp(f->d_name, "tasks-", 6) == 0 &&
-          format(sub, sizeof(sub), "%s/%s", root, f->d_name) == 0)
-        remove_dir(sub);
-    if (r != NULL)
-      closedir(r);
-    rmdir(root);
-  }
-  closedir(d);
 }
 
 /* The snapshot folder of a workers' path (the path itself, or its folder
  * when --tasks is a file). */
 static void snapshot_dir(const tallyd_t *t, const char *path, char *dir,
                          size_t len) {
-  format(dir, len, "%s", path);
+  tally_fmt(dir, len, "%s", path);
   struct stat st;
   if (stat(t->set.tasks, &st) == 0 && !S_ISDIR(st.st_mode)) {
     char *slash = strrchr(dir, '/');
@@ -417,7 +258,7 @@ static int check_config(tallyd_t *t, const char *path,
   /* The operator's folder, which the snapshot's stands for. */
   char orig[PATH_MAX];
   struct stat st;
-  format(orig, sizeof(orig), "%s", t->set.tasks);
+  tally_fmt(orig, sizeof(orig), "%s", t->set.tasks);
   if (stat(t->set.tasks, &st) == 0 && !S_ISDIR(st.st_mode)) {
     char *slash = strrchr(orig, '/');
     *(slash ? slash : orig) = '\0';
@@ -481,7 +322,7 @@ static int load_configs(tallyd_t *t, char **path, tally_contestset_t *contests,
   rc = check_config(t, *path, contests, keep);
   if (rc != 0) {
     snapshot_dir(t, *path, dir, sizeof(dir));
-    remove_dir(dir);
+    tally_remove_dir(dir);
     free(*path);
     *path = NULL;
   }
@@ -564,7 +405,7 @@ static void start_reload(tallyd_t *t);
 /* Removes the snapshots retired while a rescore child ran. */
 static void remove_retired(tallyd_t *t) {
   for (size_t i = 0; i < t->nretired; i++) {
-    remove_dir(t->retired[i]);
+    tally_remove_dir(t->retired[i]);
     free(t->retired[i]);
   }
   free(t->retired);
@@ -587,7 +428,7 @@ static void apply_reload(tallyd_t *t, char *path) {
     tally_scoring_close(&t->reload_scoring);
     char dir[PATH_MAX];
     snapshot_dir(t, path, dir, sizeof(dir));
-    remove_dir(dir);
+    tally_remove_dir(dir);
     free(path);
     return;
   }
@@ -603,9 +444,9 @@ static void apply_reload(tallyd_t *t, char *path) {
     if ((t->retired[t->nretired] = strdup(old)) != NULL)
       t->nretired++;
     else
-      remove_dir(old);
+      tally_remove_dir(old);
   } else {
-    remove_dir(old);
+    tally_remove_dir(old);
   }
   free(t->snap);
   t->snap = path;
@@ -690,7 +531,7 @@ static void reload_done(uv_work_t *req, int status) {
     if (path != NULL) {
       char dir[PATH_MAX];
       snapshot_dir(t, path, dir, sizeof(dir));
-      remove_dir(dir);
+      tally_remove_dir(dir);
       free(path);
     }
     if (!t->stopping) {
@@ -901,9 +742,9 @@ static int start(tallyd_t *t) {
   const char *tmp = getenv("TMPDIR");
   if (tmp == NULL || tmp[0] == '\0')
     tmp = "/tmp";
-  remove_stale_snapshots(tmp);
-  if (format(t->snap_root, sizeof(t->snap_root), "%s/tallyd-%d-XXXXXX", tmp,
-             (int)getpid()) != 0 ||
+  tally_remove_stale_snapshots(tmp);
+  if (tally_fmt(t->snap_root, sizeof(t->snap_root), "%s/tallyd-%d-XXXXXX", tmp,
+                (int)getpid()) != 0 ||
       mkdtemp(t->snap_root) == NULL) {
     tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s: %s", t->snap_root,
               strerror(errno));
@@ -1114,7 +955,7 @@ int main(int argc, char **argv) {
   if (t.snap != NULL) {
     char dir[PATH_MAX];
     snapshot_dir(&t, t.snap, dir, sizeof(dir));
-    remove_dir(dir);
+    tally_remove_dir(dir);
     free(t.snap);
   }
   if (t.snap_root[0] != '\0')
