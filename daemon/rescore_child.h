@@ -1,5 +1,7 @@
 /* tallyd's automatic rescore: runs `tally rescore` as a child process, one
- * at a time, after a start, a reload, or results that came back stale. */
+ * at a time, after a start, a reload, or results that came back stale.
+ * What the child writes goes into tallyd's log, a line an event
+ * ("rescore.output" from its stdout, "rescore.stderr" from its stderr). */
 #ifndef TALLY_RESCORE_CHILD_H
 #define TALLY_RESCORE_CHILD_H
 
@@ -18,6 +20,12 @@ typedef enum tally_rescore_kind_e {
   TALLY_RESCORE_STALE = 1,
   TALLY_RESCORE_KINDS
 } tally_rescore_kind_t;
+
+/* A line of the child's output longer than this is logged in pieces. */
+#define TALLY_RESCORE_LINE_MAX 2048
+/* How long after the child's exit its pipes are read, for output a
+ * grandchild that holds them open might still write. */
+#define TALLY_RESCORE_DRAIN_MS 1000
 
 typedef struct tally_rescore_child_options_s {
   const char *tally;   /* the tally executable */
@@ -44,7 +52,24 @@ typedef struct tally_rescore_child_s {
   tally_rescore_kind_t kind;      /* of the running child */
   int pid;
   uv_process_t proc;
-  uv_timer_t kill_timer; /* SIGKILL when SIGTERM was not enough */
+  /* The child's stdout and stderr, each with the line read so far. A
+   * child is done once it has exited and both pipes are closed (at their
+   * end, or TALLY_RESCORE_DRAIN_MS after the exit, whichever is first):
+   * exit and end of pipe come in either order. */
+  struct tally_rescore_pipe_s {
+    uv_pipe_t pipe;
+    struct tally_rescore_child_s *owner;
+    bool is_stderr;
+    size_t len;
+    char line[TALLY_RESCORE_LINE_MAX];
+    char buf[4096]; /* what one read gives */
+  } out[2];
+  int open_handles; /* of proc, out[0].pipe and out[1].pipe */
+  bool exited;
+  int64_t status;        /* once exited */
+  int term_signal;       /* once exited */
+  uv_timer_t kill_timer; /* SIGKILL when SIGTERM was not enough; after the
+                            exit, the drain's deadline */
   bool closing;
   void (*close_cb)(struct tally_rescore_child_s *r);
 } tally_rescore_child_t;

@@ -708,6 +708,61 @@ Test(tallyd_contest, runs_no_rescore_after_a_reload_with_a_broken_config) {
   stop_daemon();
 }
 
+/* The log file's text, malloc'ed ("" when none). */
+static char *log_text(void) {
+  FILE *f = fopen(daemon_.log, "r");
+  char *log = calloc(1, 1 << 20);
+  if (f != NULL) {
+    log[fread(log, 1, (1 << 20) - 1, f)] = '\0';
+    fclose(f);
+  }
+  return log;
+}
+
+/* What the child writes goes into the log in the log's format, a line an
+ * event, before the exit; a grandchild that keeps the pipes open does not
+ * hold the next run back. It used to go raw into tallyd's stderr. */
+Test(tallyd_contest, logs_what_the_rescore_child_writes_in_the_log_format) {
+  char tally[400];
+  snprintf(tally, sizeof(tally), "%s/chatty-tally", server.dir);
+  FILE *f = fopen(tally, "w");
+  cr_assert_not_null(f);
+  fputs("#!/bin/sh\necho 'rescored 3 submissions'\n"
+        "printf 'bad\\033[31m config\\r\\n'\nprintf 'half a line' >&2\n"
+        "head -c 3000 /dev/zero | tr '\\0' x\necho\n"
+        "sleep 3 &\nexit 0\n",
+        f);
+  fclose(f);
+  cr_assert_eq(chmod(tally, 0755), 0);
+  const char *args[] = {"--tally", tally, NULL};
+  start_daemon(args);
+  wait_log_count("rescore.done", 1);
+  char *log = log_text();
+  const char *out = strstr(log, " info rescore.output: tally rescore "
+                                "--changed (pid ");
+  require(out != NULL, "%s", log);
+  const char *line = strstr(log, "): rescored 3 submissions\n");
+  cr_expect(line != NULL && line > out, "%s", log);
+  cr_expect(strstr(log, "): bad\\x1b[31m config\n") != NULL, "%s", log);
+  cr_expect(strstr(log, " warn rescore.stderr: tally rescore --changed "
+                        "(pid ") != NULL,
+            "%s", log);
+  cr_expect(strstr(log, "): half a line\n") != NULL, "%s", log);
+  /* 3,000 x's: a piece of 2,048, then the rest, each its own event. */
+  cr_expect_eq(count(log, "info rescore.output"), 4, "%s", log);
+  cr_expect(strstr(log, "x\n") != NULL);
+  /* Every line of the log is an event (none raw), and the exit comes after
+   * what the child wrote. */
+  for (const char *s = log; *s; s = strchr(s, '\n') + 1) {
+    cr_expect(strncmp(s, "20", 2) == 0 && s[10] == 'T', "a raw line: %.60s", s);
+    if (strchr(s, '\n') == NULL)
+      break;
+  }
+  cr_expect(strstr(log, "rescore.done") > strstr(log, "half a line"));
+  free(log);
+  stop_daemon();
+}
+
 Test(tallyd_contest, logs_a_rescore_child_that_fails_with_its_status) {
   char tally[400], record[400];
   stand_in(tally, sizeof(tally), record, sizeof(record), 3);
