@@ -4,7 +4,7 @@
 #include "daemon/api.h"
 #include "daemon/api_int.h"
 
-#include "daemon/freeze.h"
+#include "contest/frozen.h"
 #include "daemon/page.h"
 #include "engine/engine.h"
 

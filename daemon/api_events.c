@@ -8,7 +8,7 @@
 #include "daemon/api_int.h"
 
 #include "config/error.h"
-#include "daemon/freeze.h"
+#include "contest/frozen.h"
 #include "engine/engine.h"
 #include "redis/keys.h"
 

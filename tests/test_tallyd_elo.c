@@ -6,7 +6,7 @@
  * matches with tally_elo_replay. */
 #include "cli_fixture.h"
 #include "contest/elo.h"
-#include "daemon/freeze.h"
+#include "contest/frozen.h"
 #include "tallyd_fixture.h"
 
 #include <cjson/cJSON.h>
@@ -152,7 +152,7 @@ static tally_elo_t expected(int u) {
   return expected_before(u, INFINITY);
 }
 
-/* The frozen board's replay (daemon/freeze.c) of the matches the
+/* The frozen board's replay (contest/frozen.c) of the matches the
  * contest scripts keep, with a freeze after everything and one in the
  * middle, equals the model's. */
 static void check_frozen(const char *when, int u) {

@@ -4,7 +4,7 @@
  * bit for bit; and the library writes numbers as tally_json_num does. */
 #include "config/jsonw.h"
 #include "contest/scoremode.h"
-#include "daemon/freeze.h"
+#include "contest/frozen.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
 
@@ -531,7 +531,7 @@ static bool fp_check(const char *recompute_sha, const fp_user_t *u, int t) {
                   memcmp(cache->str, wc->str, wc->len) == 0,
               "u%u t%d step %u: cache\n%s\nwant\n%s", u->user, t, u->steps,
               cache->str, wc->str);
-  /* The frozen board's C computation (daemon/freeze.c), with a freeze
+  /* The frozen board's C computation (contest/frozen.c), with a freeze
    * after everything, gives the same public task score. */
   double fs = 0;
   bool fp = false;

@@ -1,11 +1,11 @@
 /* The frozen board's readers of what the contest scripts keep
- * (daemon/freeze.c): a participant's matches in an arena and their place
+ * (contest/frozen.c): a participant's matches in an arena and their place
  * in a task. The input is lines: a freeze time, then pairs of a
  * submission id and its value (a match text, or '0'/'1' and a summary),
  * as an HGETALL reply gives them. Whatever the bytes, the replay must not
  * crash and must add up: matches = wins + draws + losses, a rating of at
  * least the floor, a result only when a match counted. */
-#include "daemon/freeze.h"
+#include "contest/frozen.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,8 +4,8 @@
  * modes of contest/scoremode.h, as the contest scripts compute the live
  * one; and an arena's Elo rating from the matches made before it, with
  * contest/elo.h. */
-#ifndef TALLY_FREEZE_H
-#define TALLY_FREEZE_H
+#ifndef TALLY_FROZEN_H
+#define TALLY_FROZEN_H
 
 #include <stdbool.h>
 

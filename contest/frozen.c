@@ -1,6 +1,6 @@
-/* A frozen board's figures (freeze.h): a place's task score and an
+/* A frozen board's figures (frozen.h): a place's task score and an
  * arena's Elo table from what was submitted before the freeze. */
-#include "daemon/freeze.h"
+#include "contest/frozen.h"
 
 #include "contest/scoremode.h"
 
