@@ -63,6 +63,11 @@ int cli_each_line(FILE *f, const char *name, line_cb cb, void *ctx);
 size_t cli_trim_end(const char *line, size_t len);
 /* A whole number from 1 to LONG_MAX, or 0 if s is not one. */
 long cli_positive(const char *s);
+/* A number as its shortest text that reads back the same, as in JSON, in
+ * buf (32 bytes); returns buf. */
+const char *cli_num_text(double v, char *buf);
+/* qsort's comparison of two char * in byte order. */
+int cli_cmp_str(const void *a, const void *b);
 /* A JSON member name and its integer value (null when v < 0), or its
  * string value (null when s is NULL). */
 void cli_json_int(tally_buf_t *b, const char *name, long long v);

@@ -148,3 +148,16 @@ void cli_catch_stop_signals(void) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 }
+
+const char *cli_num_text(double v, char *buf) {
+  tally_buf_t b;
+  tally_buf_init(&b);
+  tally_json_num(&b, v);
+  snprintf(buf, 32, "%s", b.oom || b.data == NULL ? "?" : b.data);
+  tally_buf_close(&b);
+  return buf;
+}
+
+int cli_cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
