@@ -9,6 +9,7 @@
 #define TALLY_CLI_H
 
 #include "config/jsonw.h"
+#include "contest/freezes.h"
 #include "engine/engine.h"
 #include "engine/plugins.h"
 #include "engine/taskset.h"
@@ -124,5 +125,22 @@ int cli_score_elo(tally_engine_t *e, int nfiles, char **files,
 /* Prints the Elo ratings of contest (tally ranking --by elo), as a table
  * or JSON. Returns 0, or an exit status (printed). */
 int cli_ranking_elo(remote_t *r, const char *contest, bool json);
+
+/* What the CLI knows of a contest's freeze: its configured times as a
+ * tallyd published them (<p>:contest-times; configured false and NANs
+ * when none has) and the operator's word (<p>:freezes). */
+typedef struct cli_freeze_s {
+  bool configured;
+  double start, end, freeze, unfreeze_after;
+  tally_freeze_word_t word;
+} cli_freeze_t;
+
+/* Reads contest's freeze into f. Returns 0, or EXIT_JOB_FAILED
+ * (printed). */
+int cli_freeze_read(remote_t *r, const char *contest, cli_freeze_t *f);
+/* The time f's public board is frozen from at now, or NAN. */
+double cli_freeze_since(const cli_freeze_t *f, double now);
+/* t (seconds since the epoch) as an RFC 3339 UTC time in buf. */
+const char *cli_time_text(double t, char *buf, size_t len);
 
 #endif

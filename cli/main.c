@@ -34,7 +34,8 @@ static const cli_command_t commands[] = {
     {"reload", cmd_reload,
      "reload (--pid N | --pidfile FILE) [REDIS] [--wait SECONDS]"},
     {"token", cmd_token, "token [REDIS] --participant P"},
-    {"contest", cmd_contest, "contest (unfreeze | freeze) [REDIS] C"},
+    {"contest", cmd_contest,
+     "contest (freeze [--at TIME | --configured] | unfreeze | show) [REDIS] C"},
     {"report", cmd_report,
      "report ([REDIS] --contest C | --results FILE... --tasks DIR "
      "[--plugins DIR])\n"
@@ -76,6 +77,13 @@ static const char notes[] =
     "reload: sends SIGHUP to tallyd; with REDIS given, waits (--wait, "
     "default\n"
     "       60 s) for the rescore that the reload starts to finish\n"
+    "contest: freeze freezes the public board now (or restores its "
+    "configured\n"
+    "       freeze when that would hold now; nothing when frozen already),\n"
+    "       --at TIME from TIME (now or RFC 3339), --configured withdraws "
+    "the\n"
+    "       operator's word; unfreeze lifts any freeze; show says where "
+    "it stands\n"
     "report: a benchmark's pass@k, mean reward with bootstrap and normal\n"
     "       intervals (--bootstrap resamples, default 10000, seeded by "
     "--seed,\n"

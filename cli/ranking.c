@@ -1,10 +1,14 @@
-/* tally ranking: a contest's ranking as Redis holds it, private or public,
- * by score or by Elo rating. */
+/* tally ranking: a contest's ranking as Redis holds it, private or public
+ * (the frozen one while a freeze holds, as the public board shows it), by
+ * score or by Elo rating. */
 #include "cli/cli.h"
+#include "contest/frozen.h"
 #include "redis/keys.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ranking */
 
@@ -14,6 +18,10 @@ typedef struct rank_row_s {
   double total;
   long rank;
   redisReply *scores; /* HGETALL of its task scores */
+  /* On a frozen board, each task's score from before the freeze (NAN:
+   * none), in the order of the ranking's tasks, and its partial flag. */
+  double *frozen;
+  bool *frozen_partial;
 } rank_row_t;
 
 /* Totals down, then participant ids in byte order. */
@@ -26,10 +34,18 @@ static int cmp_rank_row(const void *a, const void *b) {
   return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* The score on task of a row, from its task score JSON: false when it
- * has none. */
-static bool row_task_score(const rank_row_t *row, const char *task, bool public,
-                           double *score, bool *partial) {
+/* The score on task (the ranking's t-th) of a row, from before the freeze
+ * on a frozen board, else from its task score JSON: false when it has
+ * none. */
+static bool row_task_score(const rank_row_t *row, size_t t, const char *task,
+                           bool public, double *score, bool *partial) {
+  if (row->frozen != NULL) {
+    if (isnan(row->frozen[t]))
+      return false;
+    *score = row->frozen[t];
+    *partial = row->frozen_partial[t];
+    return true;
+  }
   const redisReply *v = cli_field(row->scores, task);
   if (v == NULL || v->type != REDIS_REPLY_STRING)
     return false;
@@ -45,13 +61,22 @@ static bool row_task_score(const rank_row_t *row, const char *task, bool public,
   return ok;
 }
 
-static void ranking_json(const char *contest, bool public, char **tasks,
-                         size_t ntasks, const rank_row_t *rows, size_t n,
-                         tally_buf_t *b) {
+/* The ranking as JSON; since is the time a frozen board is frozen from
+ * (NAN: not frozen). */
+static void ranking_json(const char *contest, bool public, double since,
+                         char **tasks, size_t ntasks, const rank_row_t *rows,
+                         size_t n, tally_buf_t *b) {
   char num[32];
   tally_buf_puts(b, "{\"contest\":");
   tally_json_str(b, contest);
   tally_buf_puts(b, public ? ",\"public\":true" : ",\"public\":false");
+  /* Only while frozen: a ranking without a freeze reads as before. */
+  if (!isnan(since)) {
+    char text[48];
+    tally_buf_puts(b, ",\"frozen\":true,\"frozen_since\":");
+    tally_json_str(b, cli_time_text(since, text, sizeof(text)));
+  }
+
   tally_buf_puts(b, ",\"tasks\":[");
   for (size_t k = 0; k < ntasks; k++) {
     if (k)
@@ -72,7 +97,7 @@ static void ranking_json(const char *contest, bool public, char **tasks,
     for (size_t t = 0; t < ntasks; t++) {
       double score;
       bool partial;
-      if (!row_task_score(&rows[k], tasks[t], public, &score, &partial))
+      if (!row_task_score(&rows[k], t, tasks[t], public, &score, &partial))
         continue;
       if (!first)
         tally_buf_putc(b, ',');
@@ -89,18 +114,18 @@ static void ranking_json(const char *contest, bool public, char **tasks,
 
 /* The text of a table cell of row: a task score ("*" after a partial
  * one, "-" for none), in buf (48 bytes). */
-static const char *task_cell(const rank_row_t *row, const char *task,
+static const char *task_cell(const rank_row_t *row, size_t t, const char *task,
                              bool public, char *buf) {
   double score;
   bool partial;
   char num[32];
-  if (!row_task_score(row, task, public, &score, &partial))
+  if (!row_task_score(row, t, task, public, &score, &partial))
     return "-";
   snprintf(buf, 48, "%s%s", cli_num_text(score, num), partial ? "*" : "");
   return buf;
 }
 
-static void ranking_text(bool public, char **tasks, size_t ntasks,
+static void ranking_text(bool public, double since, char **tasks, size_t ntasks,
                          const rank_row_t *rows, size_t n) {
   char buf[48], num[32];
   int wrank = 4, wpart = 11, wtotal = 5;
@@ -116,7 +141,7 @@ static void ranking_text(bool public, char **tasks, size_t ntasks,
     int l = (int)strlen(cli_num_text(rows[k].total, num));
     wtotal = l > wtotal ? l : wtotal;
     for (size_t t = 0; t < ntasks; t++) {
-      l = (int)strlen(task_cell(&rows[k], tasks[t], public, buf));
+      l = (int)strlen(task_cell(&rows[k], t, tasks[t], public, buf));
       wtask[t] = l > wtask[t] ? l : wtask[t];
     }
   }
@@ -129,11 +154,15 @@ static void ranking_text(bool public, char **tasks, size_t ntasks,
     printf("%*ld  %-*s  %*s", wrank, rows[k].rank, wpart, rows[k].participant,
            wtotal, cli_num_text(rows[k].total, num));
     for (size_t t = 0; t < ntasks; t++)
-      printf("  %*s", wtask[t], task_cell(&rows[k], tasks[t], public, buf));
+      printf("  %*s", wtask[t], task_cell(&rows[k], t, tasks[t], public, buf));
     putchar('\n');
   }
   if (n > 0 && ntasks > 0)
     printf("(* partial: a submission is not scored)\n");
+  if (!isnan(since))
+    printf("(frozen since %s: the public board counts only the submissions "
+           "made before then)\n",
+           cli_time_text(since, buf, sizeof(buf)));
   free(wtask);
 }
 
@@ -147,6 +176,16 @@ typedef struct ranking_s {
   char **tasks;
   size_t ntasks;
 } ranking_t;
+
+/* Orders rk's rows by total and gives them their ranks (ties share
+ * one). */
+static void rank(ranking_t *rk) {
+  qsort(rk->rows, rk->n, sizeof(*rk->rows), cmp_rank_row);
+  for (size_t k = 0; k < rk->n; k++)
+    rk->rows[k].rank = k > 0 && rk->rows[k].total == rk->rows[k - 1].total
+                           ? rk->rows[k - 1].rank
+                           : (long)k + 1;
+}
 
 static int ranking_read(remote_t *r, const char *contest, bool public,
                         ranking_t *rk) {
@@ -194,11 +233,7 @@ static int ranking_read(remote_t *r, const char *contest, bool public,
     row->len = rk->zset->element[2 * k]->len;
     row->total = strtod(rk->zset->element[2 * k + 1]->str, NULL);
   }
-  qsort(rk->rows, rk->n, sizeof(*rk->rows), cmp_rank_row);
-  for (size_t k = 0; k < rk->n; k++)
-    rk->rows[k].rank = k > 0 && rk->rows[k].total == rk->rows[k - 1].total
-                           ? rk->rows[k - 1].rank
-                           : (long)k + 1;
+  rank(rk);
   for (size_t k = 0; k < rk->n; k++) {
     char part[768];
     if (tally_rescore_key(part, sizeof(part), "", "",
@@ -223,10 +258,97 @@ static int ranking_read(remote_t *r, const char *contest, bool public,
   return 0;
 }
 
+/* The public ranking as the frozen board has it (since: the freeze in
+ * force): each row's task scores counted again from its places with the
+ * submissions made before the freeze (contest/frozen.h), its total their
+ * sum in task name order; a participant with none is not on it. Returns 0
+ * or EXIT_JOB_FAILED (printed). */
+static int ranking_freeze(remote_t *r, const char *contest, double since,
+                          ranking_t *rk) {
+  char base[768];
+  if (tally_contest_key(base, sizeof(base), r->prefix, contest) != 0)
+    return EXIT_CONFIG;
+  for (size_t k = 0; k < rk->n; k++) {
+    char part[768], tpart[768];
+    if (tally_rescore_key(part, sizeof(part), "", "",
+                          rk->rows[k].participant) != 0)
+      part[0] = '\0';
+    for (size_t t = 0; t < rk->ntasks; t++) {
+      if (tally_rescore_key(tpart, sizeof(tpart), "", "", rk->tasks[t]) != 0)
+        tpart[0] = '\0';
+      if (redisAppendCommand(r->c, "HGETALL %s:pt:%s:%s", base, part, tpart) !=
+          REDIS_OK) {
+        fprintf(stderr, "tally: out of memory\n");
+        return EXIT_JOB_FAILED;
+      }
+    }
+  }
+  int status = 0;
+  for (size_t k = 0; k < rk->n; k++) {
+    rank_row_t *row = &rk->rows[k];
+    row->frozen = calloc(rk->ntasks + 1, sizeof(double));
+    row->frozen_partial = calloc(rk->ntasks + 1, sizeof(bool));
+    if (status == 0 && (row->frozen == NULL || row->frozen_partial == NULL)) {
+      fprintf(stderr, "tally: out of memory\n");
+      status = EXIT_JOB_FAILED;
+    }
+    row->total = 0;
+    for (size_t t = 0; row->frozen != NULL && t < rk->ntasks; t++)
+      row->frozen[t] = NAN;
+    for (size_t t = 0; t < rk->ntasks; t++) {
+      /* Every reply is read, whatever failed before. */
+      void *p = NULL;
+      if (redisGetReply(r->c, &p) != REDIS_OK) {
+        remote_io_error(r);
+        return EXIT_JOB_FAILED;
+      }
+      redisReply *x = cli_expect(r, p, REDIS_REPLY_ARRAY, "HGETALL");
+      if (x == NULL)
+        status = EXIT_JOB_FAILED;
+      if (x == NULL || status != 0) {
+        if (x != NULL)
+          freeReplyObject(x);
+        continue;
+      }
+      double score;
+      bool partial;
+      if (tally_frozen_score(x, since, &score, &partial)) {
+        row->frozen[t] = score;
+        row->frozen_partial[t] = partial;
+        row->total += score;
+      }
+      freeReplyObject(x);
+    }
+  }
+  if (status != 0)
+    return status;
+  size_t kept = 0;
+  for (size_t k = 0; k < rk->n; k++) {
+    rank_row_t *row = &rk->rows[k];
+    bool any = false;
+    for (size_t t = 0; t < rk->ntasks && !any; t++)
+      any = !isnan(row->frozen[t]);
+    if (any) {
+      rk->rows[kept++] = *row;
+    } else {
+      if (row->scores != NULL)
+        freeReplyObject(row->scores);
+      free(row->frozen);
+      free(row->frozen_partial);
+    }
+  }
+  rk->n = kept;
+  rank(rk);
+  return 0;
+}
+
 static void ranking_free(ranking_t *rk) {
-  for (size_t k = 0; rk->rows != NULL && k < rk->n; k++)
+  for (size_t k = 0; rk->rows != NULL && k < rk->n; k++) {
     if (rk->rows[k].scores != NULL)
       freeReplyObject(rk->rows[k].scores);
+    free(rk->rows[k].frozen);
+    free(rk->rows[k].frozen_partial);
+  }
   free(rk->rows);
   free(rk->tasks);
   if (rk->zset != NULL)
@@ -277,12 +399,25 @@ int cmd_ranking(int argc, char **argv) {
     remote_close(&r);
     return cli_flush_stdout(status, "the ranking");
   }
+  double since = NAN;
   if (status == 0)
     status = ranking_read(&r, contest, public, &rk);
+  if (status == 0 && public) {
+    /* What the public sees: the frozen ranking while a freeze holds. */
+    cli_freeze_t f;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    status = cli_freeze_read(&r, contest, &f);
+    if (status == 0)
+      since = cli_freeze_since(&f, (double)ts.tv_sec + ts.tv_nsec / 1e9);
+    if (status == 0 && !isnan(since))
+      status = ranking_freeze(&r, contest, since, &rk);
+  }
   if (status == 0 && json) {
     tally_buf_t b;
     tally_buf_init(&b);
-    ranking_json(contest, public, rk.tasks, rk.ntasks, rk.rows, rk.n, &b);
+    ranking_json(contest, public, since, rk.tasks, rk.ntasks, rk.rows, rk.n,
+                 &b);
     if (b.oom) {
       fprintf(stderr, "tally: out of memory\n");
       status = EXIT_JOB_FAILED;
@@ -291,7 +426,7 @@ int cmd_ranking(int argc, char **argv) {
     }
     tally_buf_close(&b);
   } else if (status == 0) {
-    ranking_text(public, rk.tasks, rk.ntasks, rk.rows, rk.n);
+    ranking_text(public, since, rk.tasks, rk.ntasks, rk.rows, rk.n);
   }
   ranking_free(&rk);
   remote_close(&r);

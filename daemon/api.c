@@ -124,25 +124,70 @@ void tally__api_ask_secret(tally_api_t *a) {
 static void on_published(tally_redis_t *rd, redisReply *reply, void *priv) {
   tally_api_t *a = rd->data;
   (void)priv;
-  if (reply != NULL && reply->type == REDIS_REPLY_INTEGER)
+  if (reply == NULL || reply->type != REDIS_REPLY_INTEGER)
+    a->publish_ok = false;
+  if (--a->publish_wait > 0)
+    return;
+  if (a->publish_ok)
     a->published = a->publishing;
-  a->publishing = NULL;
+  a->publishing = 0;
 }
 
-/* The configured contests' names, in <p>:configured, so that tally
- * contest knows a contest that has no submission yet: on every connect,
- * and after a reload. */
+/* A number of seconds as JSON, null for NAN. */
+static void put_seconds(tally_buf_t *b, double v) {
+  if (isnan(v))
+    tally_buf_puts(b, "null");
+  else
+    tally_json_num(b, v);
+}
+
+/* The configured contests: their names in <p>:configured, so that tally
+ * contest knows a contest that has no submission yet, and their times in
+ * <p>:contest-times, so that tally contest and tally ranking --public
+ * know its freeze: on every connect, and after a reload. */
 void tally__api_publish_configured(tally_api_t *a) {
   const tally_contestset_t *cs = a->contests;
-  if (a->closing || a->publishing != NULL || cs == NULL || cs->count == 0 ||
-      cs->contests == a->published)
+  if (a->closing || a->publishing != 0 || cs == NULL || cs->count == 0 ||
+      a->contests_gen == a->published)
     return;
-  size_t n = cs->count + 2;
-  const char **argv = calloc(n, sizeof(*argv));
-  size_t *lens = calloc(n, sizeof(*lens));
-  char key[160];
+  size_t n = cs->count + 2, m = 2 * cs->count + 2;
+  const char **argv = calloc(m, sizeof(*argv));
+  size_t *lens = calloc(m, sizeof(*lens));
+  tally_buf_t *times = calloc(cs->count, sizeof(*times));
+  char key[160], tkey[160];
   snprintf(key, sizeof(key), "%s:configured", a->prefix);
-  if (argv != NULL && lens != NULL) {
+  snprintf(tkey, sizeof(tkey), "%s:contest-times", a->prefix);
+  bool oom = argv == NULL || lens == NULL || times == NULL;
+  for (size_t i = 0; !oom && i < cs->count; i++) {
+    const tally_contest_t *c = &cs->contests[i];
+    tally_buf_t *b = &times[i];
+    tally_buf_init(b);
+    tally_buf_puts(b, "{\"start\":");
+    put_seconds(b, c->start);
+    tally_buf_puts(b, ",\"end\":");
+    put_seconds(b, c->end);
+    tally_buf_puts(b, ",\"freeze\":");
+    put_seconds(b, c->freeze);
+    tally_buf_puts(b, ",\"unfreeze_after\":");
+    put_seconds(b, c->unfreeze_after);
+    tally_buf_putc(b, '}');
+    oom = b->oom;
+  }
+  if (!oom) {
+    a->publishing = a->contests_gen;
+    a->publish_ok = true;
+    a->publish_wait = 0;
+    argv[0] = "HSET";
+    argv[1] = tkey;
+    for (size_t i = 0; i < cs->count; i++) {
+      argv[2 + 2 * i] = cs->contests[i].name;
+      argv[3 + 2 * i] = times[i].data;
+    }
+    for (size_t i = 0; i < m; i++)
+      lens[i] = strlen(argv[i]);
+    if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_published, NULL, (int)m,
+                            argv, lens) == 0)
+      a->publish_wait++;
     argv[0] = "SADD";
     argv[1] = key;
     for (size_t i = 0; i < cs->count; i++)
@@ -151,15 +196,22 @@ void tally__api_publish_configured(tally_api_t *a) {
       lens[i] = strlen(argv[i]);
     if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_published, NULL, (int)n,
                             argv, lens) == 0)
-      a->publishing = cs->contests;
+      a->publish_wait++;
+    if (a->publish_wait < 2)
+      a->publish_ok = false;
+    if (a->publish_wait == 0)
+      a->publishing = 0;
   }
+  for (size_t i = 0; times != NULL && i < cs->count; i++)
+    tally_buf_close(&times[i]);
+  free(times);
   free(argv);
   free(lens);
 }
 
 static void on_up(tally_redis_t *rd) {
   tally_api_t *a = rd->data;
-  a->published = a->publishing = NULL;
+  a->published = 0;
   tally__api_ask_secret(a);
   tally__api_publish_configured(a);
 }
@@ -178,7 +230,11 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->secret[0] = '\0';
   a->secret_asking = a->secret_failing = false;
   a->tail_failing = false;
-  a->published = a->publishing = NULL;
+  a->published = a->publishing = a->publish_wait = 0;
+  a->publish_ok = false;
+  a->words = NULL;
+  a->nwords = 0;
+  a->words_asking = a->words_bad = false;
   a->inflight = 0;
   a->closing = false;
   a->close_cb = NULL;
@@ -233,6 +289,7 @@ static void one_closed(tally_api_t *a) {
   free(a->freezes);
   a->freezes = NULL;
   a->nfreezes = 0;
+  tally__api_free_words(a);
   tally_buf_close(&a->scratch);
   if (a->close_cb != NULL)
     a->close_cb(a);
@@ -696,9 +753,11 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
     ask(q, GOT_NAMES, NULL, 2, argv);
   } else if (q->kind == REQ_RANKING) {
     const tally_contest_t *c = tally__api_config_of(q);
-    if (!q->private_view && tally__api_frozen_at(a, c, tally__api_now())) {
+    double since =
+        q->private_view ? NAN : tally__api_freeze_since(a, c, tally__api_now());
+    if (!isnan(since)) {
       q->frozen = true;
-      q->freeze = c->freeze;
+      q->freeze = since;
     }
     if (c != NULL && c->ranking == TALLY_RANKING_ELO)
       snprintf(key, sizeof(key), "%s:elo", base);

@@ -21,6 +21,7 @@
 
 #include <uv.h>
 
+#include "contest/freezes.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
 #include "engine/contests.h"
@@ -48,6 +49,7 @@ typedef struct tally_api_s {
   const char *prefix; /* borrowed */
   const tally_contestset_t
       *contests;                  /* borrowed: tallyd's, replaced on reload */
+  unsigned contests_gen;          /* moved on by each replacement */
   const tally_scoring_t *scoring; /* borrowed, replaced on reload; NULL */
   tally_log_t *log;
   char *token; /* the operator's, or NULL: no private view */
@@ -70,22 +72,35 @@ typedef struct tally_api_s {
    * it, the stream furthest behind is ended, and so on until it fits. */
   uint64_t sse_bytes, sse_budget;
   size_t tail_count; /* the entries the tail's last read asked for */
-  /* The configs whose contest names are in <p>:configured (their array,
-   * as a reload replaces it), and the one being written. */
-  const void *published, *publishing;
+  /* The generation of the configs whose contests are in <p>:configured
+   * and <p>:contest-times (0: none yet), the one being written, and the
+   * writes of it still to answer. */
+  unsigned published, publishing, publish_wait;
+  bool publish_ok;
   tally_buf_t scratch;  /* one event's text, built once for every stream */
   uv_timer_t pace;      /* the tail reads again after this, not at once */
   uv_timer_t keepalive; /* every second: the freezes; keep-alives */
   unsigned ticks;
   int handles; /* open: rd, tail, keepalive, pace */
-  /* The freezes: each configured contest with a freeze, whether it was
-   * frozen at the last tick, and whether `tally contest unfreeze` lifted
-   * it (<p>:{c}:unfrozen), as last read. */
+  /* The freezes: each configured contest with a freeze or an operator's
+   * word (`tally contest freeze|unfreeze`, <p>:freezes), the freeze in
+   * force at the last settle (NAN: not frozen), and the word as last
+   * read. */
   struct tally_api_freeze_s {
     char name[256];
-    bool frozen, unfrozen;
+    double since;
+    tally_freeze_word_t word;
   } * freezes;
   size_t nfreezes;
+  /* The words of <p>:freezes as last read (every second), and whether a
+   * read of them is in flight. */
+  struct tally_api_word_s {
+    char *name;
+    tally_freeze_word_t word;
+  } * words;
+  size_t nwords;
+  bool words_asking;
+  bool words_bad;                    /* a value that is not a word was logged */
   char secret[TALLY_SECRET_HEX + 1]; /* "" until read; read each second */
   bool secret_asking;                /* a read of it in flight */
   bool secret_failing;               /* its last read failed (logged) */

@@ -44,26 +44,35 @@ struct tally_api_freeze_s *tally__api_freeze_of(const tally_api_t *a,
   return NULL;
 }
 
-/* Whether contest c's board is frozen at now by its config: from its
- * freeze time until end + unfreeze_after, unless `tally contest
- * unfreeze` lifted it (unfrozen). */
-bool tally__api_freeze_rule(const tally_contest_t *c, bool unfrozen,
-                            double now) {
-  if (c == NULL || isnan(c->freeze) || now < c->freeze || unfrozen)
-    return false;
-  return isnan(c->unfreeze_after) || now < c->end + c->unfreeze_after;
+/* The operator's word on contest name as last read, or NULL. */
+const tally_freeze_word_t *tally__api_word_of(const tally_api_t *a,
+                                              const char *name) {
+  for (size_t i = 0; i < a->nwords; i++)
+    if (strcmp(a->words[i].name, name) == 0)
+      return &a->words[i].word;
+  return NULL;
 }
 
-/* Whether contest c's public board is frozen: as settle() last found, so
- * that every answer agrees with the reload events the boards got; a
- * contest not settled yet (tallyd just started, or a reload just gave it
- * a freeze) by its config alone. */
-bool tally__api_frozen_at(const tally_api_t *a, const tally_contest_t *c,
-                          double now) {
-  if (c == NULL || isnan(c->freeze))
-    return false;
+/* The freeze of contest c in force at now (NAN: none), by its config and
+ * the operator's word as last read (contest/freezes.h). */
+double tally__api_freeze_rule(const tally_api_t *a, const tally_contest_t *c,
+                              double now) {
+  if (c == NULL)
+    return NAN;
+  return tally_freeze_in_force(c->freeze, c->end, c->unfreeze_after,
+                               tally__api_word_of(a, c->name), now);
+}
+
+/* The time contest c's public board is frozen from (NAN: it is not), as
+ * settle() last found, so that every answer agrees with the reload
+ * events the boards got; a contest not settled yet (tallyd just started,
+ * or a reload or a word just gave it a freeze) by the rule alone. */
+double tally__api_freeze_since(const tally_api_t *a, const tally_contest_t *c,
+                               double now) {
+  if (c == NULL)
+    return NAN;
   const struct tally_api_freeze_s *f = tally__api_freeze_of(a, c->name);
-  return f != NULL ? f->frozen : tally__api_freeze_rule(c, false, now);
+  return f != NULL ? f->since : tally__api_freeze_rule(a, c, now);
 }
 
 double tally__api_now(void) {
@@ -72,8 +81,10 @@ double tally__api_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A contest's object; since is the time its public board is frozen from
+ * (NAN: not frozen). */
 static void put_contest(tally_buf_t *b, const char *name,
-                        const tally_contest_t *c, bool frozen) {
+                        const tally_contest_t *c, double since) {
   tally_buf_puts(b, "{\"name\":");
   tally_json_str(b, name);
   tally_buf_puts(b, ",\"title\":");
@@ -98,8 +109,14 @@ static void put_contest(tally_buf_t *b, const char *name,
   put_time(b, c != NULL ? c->end : NAN);
   tally_buf_puts(b, ",\"freeze\":");
   put_time(b, c != NULL ? c->freeze : NAN);
+  /* frozen_since only while frozen: an answer without a freeze reads as
+   * it did before operators could freeze a board. */
   tally_buf_puts(b, ",\"frozen\":");
-  tally_buf_puts(b, frozen ? "true" : "false");
+  tally_buf_puts(b, !isnan(since) ? "true" : "false");
+  if (!isnan(since)) {
+    tally_buf_puts(b, ",\"frozen_since\":");
+    put_time(b, since);
+  }
   tally_buf_puts(b, ",\"score_precision\":");
   tally_json_num(b, c != NULL ? c->score_precision : 0);
   tally_buf_puts(b, ",\"ranking\":");
@@ -120,8 +137,9 @@ static void build_list(areq_t *q, tally_buf_t *b) {
   for (size_t i = 0; cs != NULL && i < cs->count; i++, n++) {
     if (n > 0)
       tally_buf_putc(b, ',');
-    put_contest(b, cs->contests[i].name, &cs->contests[i],
-                tally__api_frozen_at(q->a, &cs->contests[i], tally__api_now()));
+    put_contest(
+        b, cs->contests[i].name, &cs->contests[i],
+        tally__api_freeze_since(q->a, &cs->contests[i], tally__api_now()));
   }
   if (q->nnames > 1)
     qsort(q->names, q->nnames, sizeof(char *), cmp_names);
@@ -130,7 +148,7 @@ static void build_list(areq_t *q, tally_buf_t *b) {
       continue;
     if (n++ > 0)
       tally_buf_putc(b, ',');
-    put_contest(b, q->names[i], NULL, false);
+    put_contest(b, q->names[i], NULL, NAN);
   }
   tally_buf_puts(b, "]}\n");
 }
@@ -236,7 +254,7 @@ static void rank_rows(areq_t *q, bool elo) {
 static void build_ranking(areq_t *q, tally_buf_t *b) {
   const tally_contest_t *c = tally__api_config_of(q);
   bool elo = c != NULL && c->ranking == TALLY_RANKING_ELO;
-  bool frozen = q->frozen;
+  double since = q->frozen ? q->freeze : NAN;
   rank_rows(q, elo);
   tally_buf_puts(b, "{\"contest\":");
   tally_json_str(b, q->contest);
@@ -245,7 +263,11 @@ static void build_ranking(areq_t *q, tally_buf_t *b) {
   tally_buf_puts(b, ",\"ranking\":");
   tally_json_str(b, elo ? "elo" : "total");
   tally_buf_puts(b, ",\"frozen\":");
-  tally_buf_puts(b, frozen ? "true" : "false");
+  tally_buf_puts(b, !isnan(since) ? "true" : "false");
+  if (!isnan(since)) {
+    tally_buf_puts(b, ",\"frozen_since\":");
+    put_time(b, since);
+  }
   tally_buf_puts(b, ",\"tasks\":[");
   char **tasks = c != NULL ? c->tasks : q->names;
   size_t ntasks = c != NULL ? c->ntasks : q->nnames;
@@ -418,7 +440,7 @@ static bool build_contest(areq_t *q, tally_buf_t *b) {
     return false;
   }
   put_contest(b, q->contest, c,
-              tally__api_frozen_at(q->a, c, tally__api_now()));
+              tally__api_freeze_since(q->a, c, tally__api_now()));
   tally_buf_putc(b, '\n');
   return true;
 }

@@ -227,18 +227,19 @@ static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
   const tally_contest_t *c =
       a->contests != NULL ? tally_contestset_find(a->contests, z->contest)
                           : NULL;
-  if (reply != NULL && c != NULL && !isnan(c->freeze) && !a->closing) {
+  double since = tally__api_freeze_since(a, c, tally__api_now());
+  if (reply != NULL && c != NULL && !isnan(since) && !a->closing) {
     tally_buf_t b;
     tally_buf_init(&b);
     bool got;
     if (z->elo) {
       tally_elo_t e;
-      if ((got = tally_frozen_elo(reply, c->freeze, &e)))
+      if ((got = tally_frozen_elo(reply, since, &e)))
         rating_text(&b, z->id, z->who, &e);
     } else {
       double score = 0;
       bool partial = false;
-      if ((got = tally_frozen_score(reply, c->freeze, &score, &partial)))
+      if ((got = tally_frozen_score(reply, since, &score, &partial)))
         score_text(&b, z->id, z->who, z->task, score, partial);
     }
     for (tally_sse_t *e = a->sses; got && e != NULL; e = e->next) {
@@ -325,8 +326,9 @@ static const char *feed(tally_api_t *a, const redisReply *entries,
     if (only == NULL && name != NULL && a->contests != NULL) {
       const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
       fc = tally_contestset_find(a->contests, name);
-      if (fc != NULL && (!tally__api_frozen_at(a, fc, tally__api_now()) ||
-                         !cJSON_IsString(type)))
+      if (fc != NULL &&
+          (isnan(tally__api_freeze_since(a, fc, tally__api_now())) ||
+           !cJSON_IsString(type)))
         fc = NULL;
       if (fc != NULL)
         refreeze(a, fc, id, ev, strcmp(type->valuestring, "rating") == 0);
@@ -617,15 +619,18 @@ void tally__api_on_tail_up(tally_redis_t *rd) {
   tail_follow(a);
 }
 
-/* Settles whether f's contest is frozen now; when that changed, its
- * open boards reload. */
+/* Settles whether f's contest is frozen now, and from when; when that
+ * changed, its open boards reload. */
 static void settle(tally_api_t *a, struct tally_api_freeze_s *f, double now) {
   const tally_contest_t *c =
       a->contests != NULL ? tally_contestset_find(a->contests, f->name) : NULL;
-  bool frozen = tally__api_freeze_rule(c, f->unfrozen, now);
-  if (frozen == f->frozen)
+  double since = c != NULL
+                     ? tally_freeze_in_force(c->freeze, c->end,
+                                             c->unfreeze_after, &f->word, now)
+                     : NAN;
+  if (since == f->since || (isnan(since) && isnan(f->since)))
     return;
-  f->frozen = frozen;
+  f->since = since;
   for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
     if (strcmp(e->contest, f->name) == 0) {
       tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
@@ -633,71 +638,114 @@ static void settle(tally_api_t *a, struct tally_api_freeze_s *f, double now) {
     }
 }
 
-static void on_unfrozen(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_api_t *a = rd->data;
-  char *name = priv;
-  struct tally_api_freeze_s *f = tally__api_freeze_of(a, name);
-  if (f != NULL && reply != NULL && reply->type == REDIS_REPLY_INTEGER) {
-    f->unfrozen = reply->integer > 0;
-    settle(a, f, tally__api_now());
+/* The freezes again, from the configs and the words as last read: a
+ * record for each configured contest with a freeze or a word, each
+ * settled. A contest that lost both thaws (its boards reload). */
+static void refresh_freezes(tally_api_t *a) {
+  const tally_contestset_t *cs = a->contests;
+  size_t n = 0;
+  for (size_t i = 0; cs != NULL && i < cs->count; i++)
+    n += !isnan(cs->contests[i].freeze) ||
+         tally__api_word_of(a, cs->contests[i].name) != NULL;
+  struct tally_api_freeze_s *fresh = calloc(n + 1, sizeof(*fresh));
+  if (fresh == NULL)
+    return;
+  size_t k = 0;
+  double now = tally__api_now();
+  for (size_t i = 0; cs != NULL && i < cs->count; i++) {
+    const tally_freeze_word_t *w = tally__api_word_of(a, cs->contests[i].name);
+    if (isnan(cs->contests[i].freeze) && w == NULL)
+      continue;
+    snprintf(fresh[k].name, sizeof(fresh[k].name), "%s", cs->contests[i].name);
+    struct tally_api_freeze_s *old = tally__api_freeze_of(a, fresh[k].name);
+    if (old != NULL) {
+      fresh[k].since = old->since;
+      old->name[0] = '\0'; /* kept */
+    } else {
+      /* As answers found it so far: by the rule alone. */
+      fresh[k].since = tally__api_freeze_rule(a, &cs->contests[i], now);
+    }
+    if (w != NULL)
+      fresh[k].word = *w;
+    k++;
   }
-  free(name);
+  for (size_t i = 0; i < a->nfreezes; i++)
+    if (a->freezes[i].name[0] != '\0' && !isnan(a->freezes[i].since)) {
+      a->freezes[i].word.kind = TALLY_FREEZE_LIFTED;
+      settle(a, &a->freezes[i], now);
+    }
+  free(a->freezes);
+  a->freezes = fresh;
+  a->nfreezes = k;
+  for (size_t i = 0; i < a->nfreezes; i++)
+    settle(a, &a->freezes[i], now);
+}
+
+void tally__api_free_words(tally_api_t *a) {
+  for (size_t i = 0; i < a->nwords; i++)
+    free(a->words[i].name);
+  free(a->words);
+  a->words = NULL;
+  a->nwords = 0;
+}
+
+/* <p>:freezes read: the operator's words replace the last ones. A value
+ * that is not a word counts as none, logged once until all are words
+ * again. */
+static void on_words(tally_redis_t *rd, redisReply *reply, void *priv) {
+  tally_api_t *a = rd->data;
+  (void)priv;
+  a->words_asking = false;
+  if (a->closing || reply == NULL || reply->type != REDIS_REPLY_ARRAY)
+    return;
+  struct tally_api_word_s *w = calloc(reply->elements / 2 + 1, sizeof(*w));
+  if (w == NULL)
+    return;
+  size_t n = 0;
+  bool bad = false;
+  for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+    const redisReply *k = reply->element[i], *v = reply->element[i + 1];
+    if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+      continue;
+    tally_freeze_word_t word;
+    if (tally_freeze_word_parse(v->str, v->len, &word) != 0) {
+      if (!bad && !a->words_bad)
+        tally_log(a->log, TALLY_LOG_WARN, "api.freeze",
+                  "%s:freezes: contest \"%.200s\": \"%.60s\" is not a freeze "
+                  "(\"lifted\" or \"at\" and a time): the config's freeze "
+                  "holds",
+                  a->prefix, k->str, v->str);
+      bad = true;
+      continue;
+    }
+    if ((w[n].name = strdup(k->str)) == NULL)
+      break;
+    w[n++].word = word;
+  }
+  a->words_bad = bad; /* logged again once mended and broken anew */
+  tally__api_free_words(a);
+  a->words = w;
+  a->nwords = n;
+  refresh_freezes(a);
 }
 
 /* Every second: the freezes of the configured contests (a reload may
- * change them), what `tally contest unfreeze` says, and a page reload
- * for the streams of a contest whose board froze or thawed; every 15 s,
- * a keep-alive on each stream. */
+ * change them) and the operator's words (`tally contest freeze`), a page
+ * reload for the streams of a contest whose board froze or thawed; every
+ * 15 s, a keep-alive on each stream. */
 void tally__api_on_keepalive(uv_timer_t *t) {
   tally_api_t *a = t->data;
   tally__api_ask_secret(a);
   tally__api_publish_configured(a);
-  const tally_contestset_t *cs = a->contests;
-  size_t n = 0;
-  for (size_t i = 0; cs != NULL && i < cs->count; i++)
-    n += !isnan(cs->contests[i].freeze);
-  struct tally_api_freeze_s *fresh = calloc(n + 1, sizeof(*fresh));
-  if (fresh != NULL) {
-    size_t k = 0;
-    for (size_t i = 0; cs != NULL && i < cs->count; i++) {
-      if (isnan(cs->contests[i].freeze))
-        continue;
-      snprintf(fresh[k].name, sizeof(fresh[k].name), "%s",
-               cs->contests[i].name);
-      struct tally_api_freeze_s *old = tally__api_freeze_of(a, fresh[k].name);
-      if (old != NULL) {
-        fresh[k] = *old;
-        old->name[0] = '\0'; /* kept */
-      }
-      k++;
-    }
-    /* A contest a reload left without a freeze thaws: its boards reload. */
-    for (size_t i = 0; i < a->nfreezes; i++)
-      if (a->freezes[i].name[0] != '\0' && a->freezes[i].frozen) {
-        a->freezes[i].unfrozen = true;
-        settle(a, &a->freezes[i], tally__api_now());
-      }
-    free(a->freezes);
-    a->freezes = fresh;
-    a->nfreezes = k;
-  }
-  double now = tally__api_now();
-  for (size_t i = 0; i < a->nfreezes; i++) {
-    struct tally_api_freeze_s *f = &a->freezes[i];
-    settle(a, f, now);
-    char base[600], key[700];
-    char *name = strdup(f->name);
-    if (name == NULL ||
-        tally_contest_key(base, sizeof(base), a->prefix, f->name) != 0) {
-      free(name);
-      continue;
-    }
-    snprintf(key, sizeof(key), "%s:unfrozen", base);
-    const char *argv[] = {"EXISTS", key};
-    size_t lens[2] = {6, strlen(key)};
-    if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_unfrozen, name, 2, argv,
-                            lens) != 0)
-      free(name);
+  refresh_freezes(a);
+  if (!a->words_asking && !a->closing) {
+    char key[160];
+    snprintf(key, sizeof(key), "%s:freezes", a->prefix);
+    const char *argv[] = {"HGETALL", key};
+    size_t lens[2] = {7, strlen(key)};
+    if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_words, NULL, 2, argv,
+                            lens) == 0)
+      a->words_asking = true;
   }
   if (++a->ticks % 15 != 0)
     return;
@@ -718,7 +766,7 @@ static void sse_begin(tally_sse_t *e, const char *from) {
   const tally_contest_t *c =
       a->contests != NULL ? tally_contestset_find(a->contests, e->contest)
                           : NULL;
-  if (resume && tally__api_frozen_at(a, c, tally__api_now())) {
+  if (resume && !isnan(tally__api_freeze_since(a, c, tally__api_now()))) {
     /* A frozen board is not replayed event by event: the page loads it
      * again, as it is, and follows from now. */
     tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");

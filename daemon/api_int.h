@@ -74,10 +74,12 @@ void tally__api_build(areq_t *q);
 double tally__api_now(void);
 struct tally_api_freeze_s *tally__api_freeze_of(const tally_api_t *a,
                                                 const char *name);
-bool tally__api_freeze_rule(const tally_contest_t *c, bool unfrozen,
-                            double now);
-bool tally__api_frozen_at(const tally_api_t *a, const tally_contest_t *c,
-                          double now);
+const tally_freeze_word_t *tally__api_word_of(const tally_api_t *a,
+                                              const char *name);
+double tally__api_freeze_rule(const tally_api_t *a, const tally_contest_t *c,
+                              double now);
+double tally__api_freeze_since(const tally_api_t *a, const tally_contest_t *c,
+                               double now);
 int tally__api_answer_now(tally_http_req_t *r, unsigned status,
                           const char *msg);
 void tally__api_ask_secret(tally_api_t *a);
@@ -88,6 +90,7 @@ void tally__api_publish_configured(tally_api_t *a);
  * names (into num if it is a number; NULL when none). */
 void tally__api_on_tail_up(tally_redis_t *rd);
 void tally__api_on_keepalive(uv_timer_t *t);
+void tally__api_free_words(tally_api_t *a);
 int tally__api_start_events(tally_api_t *a, tally_http_req_t *r,
                             const char *contest);
 void tally__api_end_streams(tally_api_t *a);

@@ -146,6 +146,7 @@ static void on_to_front(uv_async_t *a) {
   if (cfg != NULL) {
     tally_contestset_close(&f->contests);
     f->contests = cfg->contests;
+    f->api.contests_gen++;
     tally_scoring_close(&f->scoring);
     f->scoring = cfg->scoring;
     free(cfg);
@@ -202,6 +203,7 @@ int tally_front_api(tally_front_t *f, const char *prefix, const char *url,
                     tally_scoring_t *scoring, char *err, size_t errlen) {
   f->api.prefix = prefix;
   f->api.contests = &f->contests;
+  f->api.contests_gen = 1;
   f->api.scoring = &f->scoring;
   f->api.log = f->log;
   int rc = tally_api_init(&f->api, &f->hloop, url, token_file, err, errlen);

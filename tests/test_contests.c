@@ -5,6 +5,7 @@
 #include "cli_fixture.h"
 #include "support.h"
 
+#include "contest/freezes.h"
 #include "engine/contests.h"
 
 #include <criterion/criterion.h>
@@ -274,4 +275,50 @@ Test(contests, a_job_for_a_task_its_contest_does_not_list_is_refused) {
             "%s", r.err);
   tc_run_free(&r);
   tc_teardown();
+}
+
+/* The operator's word on a freeze (contest/freezes.h) and the freeze in
+ * force it gives with a config's times. */
+Test(contests, reads_an_operators_freeze_word_strictly) {
+  tally_freeze_word_t w;
+  cr_expect_eq(tally_freeze_word_parse("lifted", 6, &w), 0);
+  cr_expect_eq(w.kind, TALLY_FREEZE_LIFTED);
+  cr_expect_eq(tally_freeze_word_parse("at 1767268800.5", 15, &w), 0);
+  cr_expect_eq(w.kind, TALLY_FREEZE_AT);
+  cr_expect_float_eq(w.at, 1767268800.5, 1e-9);
+  const char *bad[] = {"",       "at ",     "at -1",  "at 1e9",
+                       "at 1.",  "at .5",   "at 1 ",  " lifted",
+                       "LIFTED", "at 0x10", "at inf", "at 1.2.3"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    cr_expect_eq(tally_freeze_word_parse(bad[i], strlen(bad[i]), &w), -1,
+                 "\"%s\"", bad[i]);
+    cr_expect_eq(w.kind, TALLY_FREEZE_CONFIGURED);
+  }
+  char text[TALLY_FREEZE_WORD_MAX];
+  w.kind = TALLY_FREEZE_AT;
+  w.at = 1767268800.25;
+  tally_freeze_word_text(&w, text);
+  cr_expect_str_eq(text, "at 1767268800.250");
+  w.kind = TALLY_FREEZE_CONFIGURED;
+  tally_freeze_word_text(&w, text);
+  cr_expect_str_eq(text, "");
+}
+
+Test(contests, the_freeze_in_force_follows_the_word_then_the_config) {
+  double freeze = 100, end = 200, after = 50;
+  tally_freeze_word_t at = {TALLY_FREEZE_AT, 150};
+  tally_freeze_word_t lifted = {TALLY_FREEZE_LIFTED, NAN};
+  /* The config: from freeze until end + unfreeze_after. */
+  cr_expect(isnan(tally_freeze_in_force(freeze, end, after, NULL, 99)));
+  cr_expect_eq(tally_freeze_in_force(freeze, end, after, NULL, 100), 100);
+  cr_expect_eq(tally_freeze_in_force(freeze, end, after, NULL, 249.9), 100);
+  cr_expect(isnan(tally_freeze_in_force(freeze, end, after, NULL, 250)));
+  cr_expect_eq(tally_freeze_in_force(freeze, end, NAN, NULL, 1e9), 100);
+  cr_expect(isnan(tally_freeze_in_force(NAN, end, after, NULL, 150)));
+  /* An operator's time, from then on and past the config's thaw. */
+  cr_expect(isnan(tally_freeze_in_force(freeze, end, after, &at, 149)));
+  cr_expect_eq(tally_freeze_in_force(freeze, end, after, &at, 150), 150);
+  cr_expect_eq(tally_freeze_in_force(NAN, NAN, NAN, &at, 1e9), 150);
+  /* Lifted: nothing frozen. */
+  cr_expect(isnan(tally_freeze_in_force(freeze, end, NAN, &lifted, 150)));
 }

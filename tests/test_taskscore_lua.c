@@ -3,8 +3,8 @@
  * scripts' library in a real redis-server, must give the same doubles,
  * bit for bit; and the library writes numbers as tally_json_num does. */
 #include "config/jsonw.h"
-#include "contest/scoremode.h"
 #include "contest/frozen.h"
+#include "contest/scoremode.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
 

@@ -4,7 +4,10 @@
  * submission id and its value (a match text, or '0'/'1' and a summary),
  * as an HGETALL reply gives them. Whatever the bytes, the replay must not
  * crash and must add up: matches = wins + draws + losses, a rating of at
- * least the floor, a result only when a match counted. */
+ * least the floor, a result only when a match counted. The first line
+ * is also read as an operator's word of <p>:freezes: one that reads
+ * must write back as a word that reads the same. */
+#include "contest/freezes.h"
 #include "contest/frozen.h"
 
 #include <stdint.h>
@@ -52,6 +55,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   double score;
   bool partial;
   tally_frozen_score(&flat, freeze, &score, &partial);
+  tally_freeze_word_t w, back;
+  if (n > 0 && tally_freeze_word_parse(lines[0], strlen(lines[0]), &w) == 0) {
+    char again[TALLY_FREEZE_WORD_MAX];
+    tally_freeze_word_text(&w, again);
+    if (tally_freeze_word_parse(again, strlen(again), &back) != 0 ||
+        back.kind != w.kind ||
+        (w.kind == TALLY_FREEZE_AT &&
+         !(back.at - w.at < 0.001 && w.at - back.at < 0.001)))
+      abort();
+  }
   free(text);
   return 0;
 }
