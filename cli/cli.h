@@ -94,6 +94,7 @@ typedef struct remote_s {
   const char *data_dir;      /* --data-dir DIR */
   const char *prefix;        /* --prefix P */
   const char *password_file; /* --redis-password-file FILE, or NULL */
+  const char *sentinel_password_file; /* --sentinel-password-file FILE */
   char *url;                 /* the URL in use; the rest is derived on open */
   char *jobs, *results, *dead;
   redisContext *c;

@@ -50,13 +50,17 @@ static const cli_command_t commands[] = {
 
 /* What the commands' arguments mean. */
 static const char notes[] =
-    "REDIS: --redis URL (redis://[USER[:PASSWORD]@]IP[:PORT][/DB] or\n"
-    "       unix://[USER[:PASSWORD]@]/PATH[?db=N]; default: the server "
+    "REDIS: --redis URL (redis://[USER[:PASSWORD]@]IP[:PORT][/DB],\n"
+    "       unix://[USER[:PASSWORD]@]/PATH[?db=N] or "
+    "sentinel://[USER[:PASSWORD]@]\n"
+    "       IP[:PORT][,IP[:PORT]...]/MASTER[/DB]; default: the server "
     "tallyd\n"
     "       starts in --data-dir DIR, default tally-data), --prefix P (key\n"
     "       prefix, default tally), --redis-password-file FILE (the password "
     "on\n"
-    "       its first line; else TALLY_REDIS_PASSWORD, if set)\n"
+    "       its first line; else TALLY_REDIS_PASSWORD, if set),\n"
+    "       --sentinel-password-file FILE (the sentinels' password; else the\n"
+    "       URL's sentinel_password, else TALLY_SENTINEL_PASSWORD)\n"
     "MODE: max, max_subtask or max_tokened_last: print one participant's "
     "task\n"
     "       score over the jobs instead of each job's result\n"

@@ -21,9 +21,10 @@ void remote_init(remote_t *r) {
  * -1 if its value is missing. */
 int remote_flag(remote_t *r, int argc, char **argv, int *i) {
   static const char *const names[] = {"--redis", "--data-dir", "--prefix",
-                                      "--redis-password-file"};
+                                      "--redis-password-file",
+                                      "--sentinel-password-file"};
   const char **slots[] = {&r->redis, &r->data_dir, &r->prefix,
-                          &r->password_file};
+                          &r->password_file, &r->sentinel_password_file};
   for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
     if (strcmp(argv[*i], names[k]) != 0)
       continue;
@@ -114,10 +115,16 @@ int remote_url(remote_t *r) {
     fprintf(stderr, "tally: %s\n", strerror(errno));
     return EXIT_CONFIG;
   }
-  char err[1024];
+  char err[1024], *clean = NULL;
   int rc =
-      tally_redis_credentials(url, r->password_file, &r->url, err, sizeof(err));
+      tally_redis_credentials(url, r->password_file, &clean, err, sizeof(err));
   free(url);
+  /* Then the sentinels' password, for a sentinel:// URL. */
+  if (rc == 0) {
+    rc = tally_redis_sentinel_credentials(clean, r->sentinel_password_file,
+                                          &r->url, err, sizeof(err));
+    free(clean);
+  }
   if (rc != 0) {
     fprintf(stderr, "tally: %s\n", err);
     return EXIT_CONFIG;

@@ -160,6 +160,12 @@ static void init_command(tally_dispatch_t *d, intptr_t step, int argc,
 
 static void on_wr_up(tally_redis_t *r) {
   tally_dispatch_t *d = r->data;
+  if (r->addr.nsentinels > 0)
+    tally_log(d->opt.log, r->failovers > 0 ? TALLY_LOG_WARN : TALLY_LOG_INFO,
+              "redis.master",
+              "following master %s at %s, as the sentinels name it "
+              "(failovers followed: %llu)",
+              r->addr.master, r->master, (unsigned long long)r->failovers);
   d->init_left = 1; /* held until every command is sent */
   /* An existing group is left alone without a write, so that a server
    * out of memory (which refuses XGROUP CREATE before it finds the group)

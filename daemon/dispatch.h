@@ -32,6 +32,9 @@ typedef struct tally_dispatch_options_s {
   unsigned max_inflight;       /* jobs read and not yet posted, at most */
   uint64_t command_timeout_ms; /* watchdog of every command but reads */
   uint64_t block_ms;           /* BLOCK of each read */
+  /* After each post: WAIT for this many replicas (0: no WAIT), at most
+   * TALLY_WAIT_MS; a post that reached fewer is posted again. */
+  unsigned wait_replicas;
   /* Retention (trim.lua): the age in ms and the counts of the results,
    * public, changes and dead streams, 0 for no limit; retain_every_ms 0
    * trims never. */
@@ -59,6 +62,8 @@ typedef struct tally_dispatch_options_s {
 /* The consumer lease, <p>:consumer:<name>: held while a daemon runs with
  * that consumer name, refreshed every third of it, released on a drain. */
 #define TALLY_LEASE_MS 10000
+/* How long a post waits for its replicas (WAIT's timeout). */
+#define TALLY_WAIT_MS 1000
 /* Jobs in one post call, at most. */
 #define TALLY_DISPATCH_POST_ITEMS 64
 /* How much longer than the retention age a result's body lives: its entry
@@ -82,6 +87,7 @@ typedef struct tally_dispatch_stats_s {
   uint64_t post_items;    /* jobs in them */
   uint64_t script_errors; /* error replies to the job scripts, but OOM */
   uint64_t oom_refusals;  /* writes refused because Redis is full */
+  uint64_t wait_short;    /* posts that reached fewer replicas than asked */
 } tally_dispatch_stats_t;
 
 /* How often the write connection reads what /metrics shows of Redis. */

@@ -61,6 +61,7 @@ typedef struct call_s {
   tally__job_t *jobs[POST_ITEMS];
   uint32_t deliveries[POST_ITEMS]; /* as sent */
   unsigned nbodies; /* the SETs before a post script, in one transaction */
+  long long codes[POST_ITEMS]; /* the post script's, kept while WAIT runs */
 } call_t;
 
 /* dispatch_jobs.c: the job table and the queues. */

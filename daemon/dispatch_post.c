@@ -58,6 +58,36 @@ static void count_posted(tally_dispatch_t *d, const tally__job_t *j) {
     d->stats.scored++;
 }
 
+static void posted(tally_dispatch_t *d, call_t *c);
+
+/* WAIT's answer after a post: with the replicas asked for, the post is
+ * done; with fewer, its jobs are posted again (the script finds them
+ * posted, unless a failover lost the post), and WAITed for again. */
+static void on_wait(tally_redis_t *r, redisReply *reply, void *priv) {
+  call_t *c = priv;
+  tally_dispatch_t *d = c->d;
+  d->calls--;
+  if (reply == NULL || reply->type != REDIS_REPLY_INTEGER) {
+    call_failed(d, r, c, JOB_POST, reply);
+    return;
+  }
+  if (reply->integer >= (long long)d->opt.wait_replicas) {
+    posted(d, c);
+    return;
+  }
+  d->stats.wait_short++;
+  tally_log(d->opt.log, TALLY_LOG_WARN, "post.wait",
+            "a post of %u jobs reached %lld of %u replicas within %d ms: "
+            "posting them again",
+            c->n, reply->integer, d->opt.wait_replicas, TALLY_WAIT_MS);
+  for (unsigned i = 0; i < c->n; i++)
+    c->jobs[i]->resent = true;
+  tally__requeue(d, c, JOB_POST);
+  free(c);
+  if (!d->closing)
+    tally__flush(d);
+}
+
 static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
   call_t *c = priv;
   tally_dispatch_t *d = c->d;
@@ -80,10 +110,31 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
   tally__room_again(d);
   d->stats.posts++;
   d->stats.post_items += c->n;
+  for (unsigned i = 0; i < c->n; i++)
+    c->codes[i] = reply->element[i]->integer;
+  if (d->opt.wait_replicas == 0) {
+    posted(d, c);
+    return;
+  }
+  char n[16], ms[16];
+  snprintf(n, sizeof(n), "%u", d->opt.wait_replicas);
+  snprintf(ms, sizeof(ms), "%d", TALLY_WAIT_MS);
+  const char *argv[] = {"WAIT", n, ms};
+  size_t lens[] = {4, strlen(n), strlen(ms)};
+  if (tally_redis_command(r, d->opt.command_timeout_ms + TALLY_WAIT_MS, on_wait,
+                          c, 3, argv, lens) != 0) {
+    call_failed(d, r, c, JOB_POST, NULL);
+    return;
+  }
+  d->calls++;
+}
+
+/* What a post's script said of each job, once the post is done. */
+static void posted(tally_dispatch_t *d, call_t *c) {
   bool stale = false;
   for (unsigned i = 0; i < c->n; i++) {
     tally__job_t *j = c->jobs[i];
-    long long code = reply->element[i]->integer;
+    long long code = c->codes[i];
     bool dead = strcmp(j->kind, "dead") == 0;
     if (code == TALLY_POST_DONE) {
       count_posted(d, j);

@@ -59,24 +59,43 @@ void tally_metric_family(tally_buf_t *b, const char *name, tally_mtype_t type,
   tally_buf_putc(b, '\n');
 }
 
+/* label="value", the value escaped. */
+static void put_label(tally_buf_t *b, const char *label, const char *value) {
+  tally_buf_puts(b, label);
+  tally_buf_puts(b, "=\"");
+  for (const char *s = value; *s; s++) {
+    if (*s == '\\' || *s == '"')
+      tally_buf_putc(b, '\\');
+    if (*s == '\n')
+      tally_buf_puts(b, "\\n");
+    else
+      tally_buf_putc(b, *s);
+  }
+  tally_buf_putc(b, '"');
+}
+
 void tally_metric_sample(tally_buf_t *b, const char *name, const char *label,
                          const char *value, double v) {
   tally_buf_puts(b, name);
   if (label != NULL) {
     tally_buf_putc(b, '{');
-    tally_buf_puts(b, label);
-    tally_buf_puts(b, "=\"");
-    for (const char *s = value; *s; s++) {
-      if (*s == '\\' || *s == '"')
-        tally_buf_putc(b, '\\');
-      if (*s == '\n')
-        tally_buf_puts(b, "\\n");
-      else
-        tally_buf_putc(b, *s);
-    }
-    tally_buf_puts(b, "\"}");
+    put_label(b, label, value);
+    tally_buf_putc(b, '}');
   }
   tally_buf_putc(b, ' ');
+  put_value(b, v);
+  tally_buf_putc(b, '\n');
+}
+
+void tally_metric_sample2(tally_buf_t *b, const char *name, const char *label1,
+                          const char *value1, const char *label2,
+                          const char *value2, double v) {
+  tally_buf_puts(b, name);
+  tally_buf_putc(b, '{');
+  put_label(b, label1, value1);
+  tally_buf_putc(b, ',');
+  put_label(b, label2, value2);
+  tally_buf_puts(b, "} ");
   put_value(b, v);
   tally_buf_putc(b, '\n');
 }

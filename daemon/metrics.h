@@ -44,6 +44,10 @@ void tally_metric_family(tally_buf_t *b, const char *name, tally_mtype_t type,
  * are written as Prometheus reads them. */
 void tally_metric_sample(tally_buf_t *b, const char *name, const char *label,
                          const char *value, double v);
+/* One sample with two labels. */
+void tally_metric_sample2(tally_buf_t *b, const char *name, const char *label1,
+                          const char *value1, const char *label2,
+                          const char *value2, double v);
 /* A whole histogram family: name_bucket{le=...} (cumulative, with +Inf),
  * name_sum and name_count. */
 void tally_metric_hist(tally_buf_t *b, const char *name, const char *help,

@@ -95,6 +95,26 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
                       (double)reconnects(&d->rd));
   tally_metric_sample(b, "tally_redis_reconnects_total", "connection", "write",
                       (double)reconnects(&d->wr));
+  if (d->wr.addr.nsentinels > 0) {
+    tally_metric_family(b, "tally_redis_master_info", TALLY_GAUGE,
+                        "The master the write connection follows, as the "
+                        "sentinels name it (address and name as labels); "
+                        "always 1");
+    tally_metric_sample2(b, "tally_redis_master_info", "master",
+                         d->wr.master[0] ? d->wr.master : "none", "name",
+                         d->wr.addr.master, 1);
+    tally_metric_family(b, "tally_redis_failovers_total", TALLY_COUNTER,
+                        "Times the master the sentinels name changed and "
+                        "tallyd followed it");
+    tally_metric_sample(b, "tally_redis_failovers_total", "connection", "read",
+                        (double)d->rd.failovers);
+    tally_metric_sample(b, "tally_redis_failovers_total", "connection", "write",
+                        (double)d->wr.failovers);
+  }
+  counter(b, "tally_post_wait_short_total",
+          "Posts that reached fewer replicas than --wait-replicas asks "
+          "within a second, and were posted again",
+          s->wait_short);
   gauge(b, "tally_redis_used_memory_bytes",
         "Redis's used_memory, as tallyd last read it (NaN before)",
         d->probe.used_memory);
@@ -202,6 +222,15 @@ void tally_ops_answer(const tally_ops_t *o, const char *path,
     char why[512];
     if (tally_ops_ready(o, why, sizeof(why))) {
       tally_buf_puts(&out->body, "ready\n");
+      const tally_redis_t *w = &o->disp->wr;
+      if (w->addr.nsentinels > 0) {
+        char line[400];
+        snprintf(line, sizeof(line),
+                 "master %s at %s, as the sentinels name it; failovers "
+                 "followed: %llu\n",
+                 w->addr.master, w->master, (unsigned long long)w->failovers);
+        tally_buf_puts(&out->body, line);
+      }
     } else {
       out->status = 503;
       tally_buf_puts(&out->body, why);

@@ -97,6 +97,8 @@ static const setting_t settings[] = {
     {"redis", "--redis", set_url, AT(redis), 1, PATH_BYTES, NULL},
     {"redis_password_file", "--redis-password-file", set_path,
      AT(redis_password_file), 1, PATH_BYTES, NULL},
+    {"sentinel_password_file", "--sentinel-password-file", set_path,
+     AT(sentinel_password_file), 1, PATH_BYTES, NULL},
     {"workers", "--workers", set_uint, AT(workers), 1, WORKERS_MAX, NULL},
     {"prefix", "--prefix", set_name, AT(prefix), 1, 64, NULL},
     {"consumer", "--consumer", set_string, AT(consumer), 1, 200, NULL},
@@ -106,6 +108,8 @@ static const setting_t settings[] = {
      NULL},
     {"max_deliveries", "--max-deliveries", set_uint, AT(max_deliveries), 1,
      1000, NULL},
+    {"wait_replicas", "--wait-replicas", set_uint, AT(wait_replicas), 0, 100,
+     NULL},
     {"data_dir", "--data-dir", set_path, AT(data_dir), 1, PATH_BYTES, NULL},
     {"log_format", "--log-format", set_enum, AT(log_format), 0, 0, formats},
     {"log_level", "--log-level", set_enum, AT(log_level), 0, 0, levels},
@@ -154,12 +158,17 @@ const char tally_settings_usage[] =
     "  --contests DIR        contest configs and participants.json\n"
     "                        (default: the *.contest.json files of --tasks)\n"
     "  --plugins DIR         score-type plugins to load (default: none)\n"
-    "  --redis URL           redis://[USER[:PASSWORD]@]IP[:PORT][/DB] or\n"
-    "                        unix://[USER[:PASSWORD]@]/PATH[?db=N]\n"
+    "  --redis URL           redis://[USER[:PASSWORD]@]IP[:PORT][/DB],\n"
+    "                        unix://[USER[:PASSWORD]@]/PATH[?db=N] or\n"
+    "                        sentinel://[USER[:PASSWORD]@]IP[:PORT][,...]/"
+    "MASTER[/DB]\n"
     "                        (default: start redis-server in --data-dir)\n"
     "  --redis-password-file FILE  the Redis password, on the file's first\n"
     "                        line (default: the URL's, else\n"
     "                        TALLY_REDIS_PASSWORD)\n"
+    "  --sentinel-password-file FILE  the sentinels' password (default: the\n"
+    "                        URL's sentinel_password, else\n"
+    "                        TALLY_SENTINEL_PASSWORD)\n"
     "  --workers N           worker processes, 1-256 (default: one per CPU)\n"
     "  --prefix P            prefix of every Redis key (default: tally)\n"
     "  --consumer NAME       this tallyd's consumer name (default: HOST:PID)\n"
@@ -169,6 +178,9 @@ const char tally_settings_usage[] =
     "                        (default: 1000)\n"
     "  --drain-timeout MS    how long to finish jobs on shutdown, 1-86400000\n"
     "                        (default: 10000)\n"
+    "  --wait-replicas N     after each post, WAIT for N replicas (1 s at\n"
+    "                        most); a post that reached fewer is posted\n"
+    "                        again (default 0: no WAIT)\n"
     "  --max-deliveries N    deliveries before a job is given up as failed,\n"
     "                        1-1000 (default: 3)\n"
     "  --data-dir DIR        the embedded Redis's folder (default: "
@@ -293,6 +305,7 @@ void tally_settings_close(tally_settings_t *s) {
   free(s->plugins);
   free(s->redis);
   free(s->redis_password_file);
+  free(s->sentinel_password_file);
   free(s->prefix);
   free(s->consumer);
   free(s->data_dir);

@@ -15,6 +15,7 @@ typedef struct tally_settings_s {
   char *plugins;             /* --plugins DIR, or NULL */
   char *redis;               /* --redis URL; NULL: start an embedded server */
   char *redis_password_file; /* --redis-password-file FILE, or NULL */
+  char *sentinel_password_file; /* --sentinel-password-file FILE, or NULL */
   unsigned workers;        /* --workers N: default the number of CPUs, 1..256 */
   char *prefix;            /* --prefix P: default "tally" */
   char *consumer;          /* --consumer NAME: default "HOST:PID" */
@@ -22,6 +23,7 @@ typedef struct tally_settings_s {
   uint64_t job_timeout;    /* --job-timeout MS: default 1000 */
   uint64_t drain_timeout;  /* --drain-timeout MS: default 10000 */
   unsigned max_deliveries; /* --max-deliveries N: default 3, 1..1000 */
+  unsigned wait_replicas;  /* --wait-replicas N: default 0, 0..100 */
   char *data_dir;          /* --data-dir DIR: default "tally-data" */
   tally_log_format_t log_format; /* --log-format text|json */
   tally_log_level_t log_level;   /* --log-level debug|info|warn|error */

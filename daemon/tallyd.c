@@ -757,18 +757,25 @@ static int start(tallyd_t *t) {
   if (url != NULL) {
     /* The password goes to the environment (the rescore child inherits
      * it), the URL without it everywhere else. */
-    char *clean = NULL;
+    char *clean = NULL, *cleaner = NULL;
     if (tally_redis_credentials(url, t->set.redis_password_file, &clean, err,
-                                sizeof(err)) != 0) {
+                                sizeof(err)) != 0 ||
+        tally_redis_sentinel_credentials(clean, t->set.sentinel_password_file,
+                                         &cleaner, err, sizeof(err)) != 0) {
+      free(clean);
       tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
       return EXIT_CONFIG;
     }
+    free(clean);
     free(t->set.redis);
-    url = t->set.redis = clean;
-  } else if (t->set.redis_password_file != NULL) {
+    url = t->set.redis = cleaner;
+  } else if (t->set.redis_password_file != NULL ||
+             t->set.sentinel_password_file != NULL) {
     tally_log(&t->log, TALLY_LOG_ERROR, "config",
-              "--redis-password-file goes with --redis: the server tallyd "
-              "starts itself has no password");
+              "%s goes with --redis: the server tallyd starts itself has no "
+              "password",
+              t->set.redis_password_file != NULL ? "--redis-password-file"
+                                                 : "--sentinel-password-file");
     return EXIT_CONFIG;
   }
   if (url == NULL) {
@@ -833,6 +840,7 @@ static int start(tallyd_t *t) {
       .consumer = t->set.consumer,
       .claim_idle_ms = t->set.claim_idle,
       .max_deliveries = t->set.max_deliveries,
+      .wait_replicas = t->set.wait_replicas,
       .max_job_bytes = t->set.max_job_bytes,
       .max_inflight = t->set.workers * t->set.batch * 2,
       .retain_age_ms = t->set.retain_age,

@@ -29,12 +29,14 @@ typedef struct glue_s {
   int events;
   tally_redis_t *r;
   redisAsyncContext *ac;
+  redisAsyncContext **slot; /* where r holds ac: &r->ac or &r->sub */
 } glue_t;
 
 #define WATCHDOG_TICK_MS 50
 
 static void connect_now(tally_redis_t *r);
 static void on_timer(uv_timer_t *t);
+void tally__redis_drop_sub(tally_redis_t *r);
 
 int tally_redis_init(uv_loop_t *loop, tally_redis_t *r, const char *url,
                      char *err, size_t errlen) {
@@ -70,18 +72,22 @@ static void on_poll(uv_poll_t *h, int status, int events) {
      * (a refused connect, a reset), so that it reports the real cause. */
     snprintf(r->why, sizeof(r->why), "connection error: %s",
              uv_strerror(status));
+    redisAsyncContext **slot = g->slot;
     if (ac->c.flags & REDIS_CONNECTED)
       redisAsyncHandleRead(ac);
     else
       redisAsyncHandleWrite(ac);
     /* Still alive means hiredis saw nothing: drop it ourselves. */
-    if (r->ac == ac)
+    if (*slot == ac && slot == &r->ac)
       tally_redis_reset(r, r->why);
+    else if (*slot == ac)
+      tally__redis_drop_sub(r);
     return;
   }
+  redisAsyncContext **slot = g->slot;
   if (events & UV_READABLE)
     redisAsyncHandleRead(ac);
-  if ((events & UV_WRITABLE) && r->ac == ac)
+  if ((events & UV_WRITABLE) && *slot == ac)
     redisAsyncHandleWrite(ac);
 }
 
@@ -122,14 +128,15 @@ static void glue_closed(uv_handle_t *h) {
 
 static void glue_cleanup(void *p) {
   glue_t *g = p;
-  if (g->r->ac == g->ac)
-    g->r->ac = NULL;
+  if (*g->slot == g->ac)
+    *g->slot = NULL;
   g->ac->ev.data = NULL;
   uv_poll_stop(&g->poll);
   uv_close((uv_handle_t *)&g->poll, glue_closed);
 }
 
-static int glue_attach(tally_redis_t *r, redisAsyncContext *ac) {
+static int glue_attach(tally_redis_t *r, redisAsyncContext *ac,
+                       redisAsyncContext **slot) {
   glue_t *g = calloc(1, sizeof(*g));
   if (g == NULL)
     return TALLY_ENOMEM;
@@ -140,6 +147,7 @@ static int glue_attach(tally_redis_t *r, redisAsyncContext *ac) {
   g->poll.data = g;
   g->r = r;
   g->ac = ac;
+  g->slot = slot;
   ac->ev.data = g;
   ac->ev.addRead = glue_add_read;
   ac->ev.delRead = glue_del_read;
@@ -160,8 +168,45 @@ static uint64_t jitter(tally_redis_t *r, uint64_t ms) {
   return ms / 2 + x % (ms / 2 + 1);
 }
 
+/* What r connects to now, for messages: the URL, or with sentinels the
+ * sentinel asked or the master found. */
+static const char *where(const tally_redis_t *r, char *buf, size_t len) {
+  if (r->addr.nsentinels == 0)
+    return r->addr.display;
+  if (r->via_sentinel) {
+    const tally_redis_addr_t *s = &r->addr.sentinels[r->sidx];
+    snprintf(buf, len, "sentinel %s:%d", s->host, s->port);
+  } else {
+    snprintf(buf, len, "master %s at %s", r->addr.master, r->master);
+  }
+  return buf;
+}
+
+/* With sentinels, a failure moves to the next sentinel at once while some
+ * of this round are left; after a round, or a failure of the master's
+ * connection, the master is asked for again after the backoff. */
+static bool next_sentinel(tally_redis_t *r) {
+  if (r->addr.nsentinels == 0)
+    return false;
+  if (r->via_sentinel) {
+    r->sidx = (r->sidx + 1) % r->addr.nsentinels;
+    if (++r->sasked < r->addr.nsentinels) {
+      r->state = TALLY_REDIS_IDLE;
+      uv_timer_start(&r->timer, on_timer, 0, 0);
+      return true;
+    }
+    r->sasked = 0;
+  }
+  free(r->addr.host);
+  r->addr.host = NULL; /* asked again */
+  r->sidx = r->sgood;
+  return false;
+}
+
 static void schedule_retry(tally_redis_t *r) {
   if (r->state == TALLY_REDIS_CLOSING)
+    return;
+  if (next_sentinel(r))
     return;
   r->state = TALLY_REDIS_IDLE;
   uint64_t delay = jitter(r, r->backoff_ms);
@@ -199,6 +244,7 @@ void tally_redis_reset(tally_redis_t *r, const char *why) {
 
 static void mark_up(tally_redis_t *r) {
   r->state = TALLY_REDIS_UP;
+  r->sasked = 0;
   r->ups++;
   if (r->on_up)
     r->on_up(r);
@@ -216,26 +262,89 @@ void tally_redis_healthy(tally_redis_t *r) {
  * counted up at that would make tallyd ready for a moment. Any answer
  * to it will do (LOADING too: the server is alive). */
 enum { STEP_AUTH = 1, STEP_SELECT = 2, STEP_PING = 3 };
+/* With sentinels: AUTH to the sentinel if it has a password, then ask it
+ * for the master's address; then on the master the steps above, with
+ * ROLE in place of PING, which must say "master". */
+enum { STEP_SAUTH = 4, STEP_SQUERY = 5, STEP_ROLE = 6 };
+
+/* The sentinel answered the master's address: connect to it at once. */
+static void found_master(tally_redis_t *r, const redisReply *reply) {
+  char why[512], buf[200];
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+      reply->element[0]->type != REDIS_REPLY_STRING ||
+      reply->element[1]->type != REDIS_REPLY_STRING) {
+    snprintf(why, sizeof(why), "%s does not know master %s: %s",
+             where(r, buf, sizeof(buf)), r->addr.master,
+             reply->type == REDIS_REPLY_ERROR ? reply->str : "no address");
+    tally_redis_reset(r, why);
+    return;
+  }
+  long port = strtol(reply->element[1]->str, NULL, 10);
+  char *host = strdup(reply->element[0]->str);
+  if (host == NULL || port <= 0 || port > 65535) {
+    free(host);
+    tally_redis_reset(r, "a sentinel gave a master address that is not one");
+    return;
+  }
+  char master[64];
+  snprintf(master, sizeof(master), "%s:%ld", host, port);
+  if (r->master[0] != '\0' && strcmp(master, r->master) != 0)
+    r->failovers++;
+  snprintf(r->master, sizeof(r->master), "%s", master);
+  free(r->addr.host);
+  r->addr.host = host;
+  r->addr.port = (int)port;
+  r->sgood = r->sidx;
+  r->sasked = 0;
+  drop_context(r);
+  r->via_sentinel = false;
+  connect_now(r);
+}
 
 static void next_step(tally_redis_t *r, int done);
 
 static void on_step(tally_redis_t *r, redisReply *reply, void *privdata) {
   int step = (int)(intptr_t)privdata;
+  char why[512], buf[200];
   if (reply == NULL)
     return; /* the drop has been handled */
   if (step == STEP_PING) {
     mark_up(r);
     return;
   }
+  if (step == STEP_SQUERY) {
+    found_master(r, reply);
+    return;
+  }
+  if (step == STEP_ROLE) {
+    const redisReply *role =
+        reply->type == REDIS_REPLY_ARRAY && reply->elements > 0
+            ? reply->element[0]
+            : NULL;
+    if (role != NULL && role->type == REDIS_REPLY_STRING &&
+        strcmp(role->str, "master") == 0) {
+      mark_up(r);
+      return;
+    }
+    snprintf(why, sizeof(why),
+             "%s is not a master (ROLE: %s): asking the sentinels again",
+             where(r, buf, sizeof(buf)),
+             reply->type == REDIS_REPLY_ERROR                   ? reply->str
+             : role != NULL && role->type == REDIS_REPLY_STRING ? role->str
+                                                                : "no role");
+    tally_redis_reset(r, why);
+    return;
+  }
   if (reply->type == REDIS_REPLY_ERROR) {
-    char why[512];
-    if (step == STEP_AUTH)
+    if (step == STEP_AUTH || step == STEP_SAUTH)
       snprintf(why, sizeof(why), "AUTH as user %s on %s failed: %s",
-               r->addr.user ? r->addr.user : "default", r->addr.display,
-               reply->str);
+               step == STEP_SAUTH
+                   ? (r->addr.sentinel_user ? r->addr.sentinel_user : "default")
+                   : (r->addr.user ? r->addr.user : "default"),
+               where(r, buf, sizeof(buf)), reply->str);
     else
       snprintf(why, sizeof(why), "SELECT %d on %s failed: %s", r->addr.db,
-               r->addr.display, reply->str);
+               where(r, buf, sizeof(buf)), reply->str);
     tally_redis_reset(r, why);
     return;
   }
@@ -248,7 +357,19 @@ static void next_step(tally_redis_t *r, int done) {
   size_t lens[3];
   int argc = 0, step = 0;
   char db[16];
-  if (done < STEP_AUTH && r->addr.password != NULL) {
+  if (r->via_sentinel && done < STEP_SAUTH &&
+      r->addr.sentinel_password != NULL) {
+    step = STEP_SAUTH;
+    argv[argc++] = "AUTH";
+    if (r->addr.sentinel_user != NULL)
+      argv[argc++] = r->addr.sentinel_user;
+    argv[argc++] = r->addr.sentinel_password;
+  } else if (r->via_sentinel) {
+    step = STEP_SQUERY;
+    argv[argc++] = "SENTINEL";
+    argv[argc++] = "get-master-addr-by-name";
+    argv[argc++] = r->addr.master;
+  } else if (done < STEP_AUTH && r->addr.password != NULL) {
     step = STEP_AUTH;
     argv[argc++] = "AUTH";
     if (r->addr.user != NULL)
@@ -259,6 +380,9 @@ static void next_step(tally_redis_t *r, int done) {
     snprintf(db, sizeof(db), "%d", r->addr.db);
     argv[argc++] = "SELECT";
     argv[argc++] = db;
+  } else if (r->addr.nsentinels > 0) {
+    step = STEP_ROLE;
+    argv[argc++] = "ROLE";
   } else {
     step = STEP_PING;
     argv[argc++] = "PING";
@@ -275,8 +399,9 @@ static void on_connect(const redisAsyncContext *ac, int status) {
   tally_redis_t *r = ac->data;
   if (status != REDIS_OK) {
     /* hiredis frees the context when this returns. */
+    char buf[200];
     snprintf(r->why, sizeof(r->why), "cannot connect to %s: %s",
-             r->addr.display, ac->errstr);
+             where(r, buf, sizeof(buf)), ac->errstr);
     r->failures++;
     if (r->ac == ac)
       r->ac = NULL;
@@ -306,19 +431,24 @@ static void on_disconnect(const redisAsyncContext *ac, int status) {
 static void connect_now(tally_redis_t *r) {
   r->attempts++;
   r->state = TALLY_REDIS_CONNECTING;
-  redisAsyncContext *ac = r->addr.path
+  /* With sentinels and no master known: a sentinel first. */
+  r->via_sentinel = r->addr.nsentinels > 0 && r->addr.host == NULL;
+  const tally_redis_addr_t *s = &r->addr.sentinels[r->sidx];
+  redisAsyncContext *ac = r->via_sentinel ? redisAsyncConnect(s->host, s->port)
+                          : r->addr.path
                               ? redisAsyncConnectUnix(r->addr.path)
                               : redisAsyncConnect(r->addr.host, r->addr.port);
   if (ac == NULL || ac->err) {
+    char buf[200];
     snprintf(r->why, sizeof(r->why), "cannot connect to %s: %s",
-             r->addr.display, ac ? ac->errstr : "out of memory");
+             where(r, buf, sizeof(buf)), ac ? ac->errstr : "out of memory");
     if (ac != NULL)
       redisAsyncFree(ac);
     r->failures++;
     schedule_retry(r);
     return;
   }
-  if (glue_attach(r, ac) != 0) {
+  if (glue_attach(r, ac, &r->ac) != 0) {
     snprintf(r->why, sizeof(r->why), "cannot watch the Redis socket");
     redisAsyncFree(ac);
     r->failures++;
@@ -338,6 +468,90 @@ static void connect_now(tally_redis_t *r) {
 
 void tally_redis_start(tally_redis_t *r) {
   connect_now(r);
+}
+
+/* The +switch-master subscription: a second connection, to the sentinel
+ * that answered last. A message for our master that names another
+ * address than the one followed drops the connection, which asks the
+ * sentinels again. Lost, it is started again a second later. */
+
+void tally__redis_drop_sub(tally_redis_t *r) {
+  redisAsyncContext *sub = r->sub;
+  if (sub == NULL)
+    return;
+  r->sub = NULL;
+  sub->onDisconnect = NULL;
+  redisAsyncFree(sub);
+  r->sub_retry_at = uv_now(r->loop) + 1000;
+}
+
+static void on_switch(redisAsyncContext *ac, void *reply, void *privdata) {
+  tally_redis_t *r = privdata;
+  const redisReply *m = reply;
+  (void)ac;
+  if (m == NULL || m->type != REDIS_REPLY_ARRAY || m->elements != 3 ||
+      m->element[0]->type != REDIS_REPLY_STRING ||
+      strcmp(m->element[0]->str, "message") != 0 ||
+      m->element[2]->type != REDIS_REPLY_STRING)
+    return;
+  /* "NAME OLD-IP OLD-PORT NEW-IP NEW-PORT" */
+  char name[256], oip[64], oport[16], nip[64], nport[16];
+  if (sscanf(m->element[2]->str, "%255s %63s %15s %63s %15s", name, oip, oport,
+             nip, nport) != 5 ||
+      strcmp(name, r->addr.master) != 0)
+    return;
+  char to[96];
+  snprintf(to, sizeof(to), "%s:%s", nip, nport);
+  if (strcmp(to, r->master) == 0 || r->state == TALLY_REDIS_CLOSING ||
+      r->via_sentinel)
+    return;
+  char why[256];
+  snprintf(why, sizeof(why),
+           "the sentinels moved master %s from %s to %s (+switch-master)",
+           r->addr.master, r->master, to);
+  tally_redis_reset(r, why);
+}
+
+static void on_sub_connect(const redisAsyncContext *ac, int status) {
+  tally_redis_t *r = ac->data;
+  if (status != REDIS_OK && r->sub == ac) {
+    r->sub = NULL; /* hiredis frees it */
+    r->sub_retry_at = uv_now(r->loop) + 1000;
+  }
+}
+
+static void on_sub_disconnect(const redisAsyncContext *ac, int status) {
+  tally_redis_t *r = ac->data;
+  (void)status;
+  if (r->sub == ac) {
+    r->sub = NULL;
+    r->sub_retry_at = uv_now(r->loop) + 1000;
+  }
+}
+
+static void start_sub(tally_redis_t *r) {
+  const tally_redis_addr_t *s = &r->addr.sentinels[r->sgood];
+  redisAsyncContext *ac = redisAsyncConnect(s->host, s->port);
+  if (ac == NULL || ac->err || glue_attach(r, ac, &r->sub) != 0) {
+    if (ac != NULL)
+      redisAsyncFree(ac);
+    r->sub_retry_at = uv_now(r->loop) + 1000;
+    return;
+  }
+  ac->data = r;
+  r->sub = ac;
+  redisAsyncSetConnectCallback(ac, on_sub_connect);
+  redisAsyncSetDisconnectCallback(ac, on_sub_disconnect);
+  glue_add_write(ac->ev.data);
+  if (r->addr.sentinel_password != NULL) {
+    const char *argv[3] = {"AUTH"};
+    int argc = 1;
+    if (r->addr.sentinel_user != NULL)
+      argv[argc++] = r->addr.sentinel_user;
+    argv[argc++] = r->addr.sentinel_password;
+    redisAsyncCommandArgv(ac, NULL, NULL, argc, argv, NULL);
+  }
+  redisAsyncCommand(ac, on_switch, r, "SUBSCRIBE +switch-master");
 }
 
 /* In IDLE the timer is the backoff; otherwise it is the watchdog. */
@@ -360,6 +574,9 @@ static void on_timer(uv_timer_t *t) {
   default:
     break;
   }
+  if (r->state == TALLY_REDIS_UP && r->addr.nsentinels > 0 && r->sub == NULL &&
+      now >= r->sub_retry_at)
+    start_sub(r);
   for (tally__redis_cmd_t *c = r->cmds; c != NULL; c = c->next) {
     if (now >= c->deadline) {
       snprintf(why, sizeof(why),
@@ -382,8 +599,17 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *privdata) {
     c->next->prev = c->prev;
   else
     r->cmds_tail = c->prev;
+  /* A master demoted under us (its writes refused): ask the sentinels
+   * again once the caller has seen the refusal. */
+  const redisReply *x = reply;
+  bool demoted = r->addr.nsentinels > 0 && x != NULL &&
+                 x->type == REDIS_REPLY_ERROR &&
+                 strncmp(x->str, "READONLY", 8) == 0;
   c->cb(r, reply, c->privdata);
   free(c);
+  if (demoted && r->ac == ac && r->state == TALLY_REDIS_UP)
+    tally_redis_reset(r, "the master turned replica (READONLY): asking the "
+                         "sentinels again");
 }
 
 int tally_redis_command(tally_redis_t *r, uint64_t timeout_ms,
@@ -506,7 +732,72 @@ void tally_redis_close(tally_redis_t *r, void (*close_cb)(tally_redis_t *r)) {
   r->state = TALLY_REDIS_CLOSING;
   snprintf(r->why, sizeof(r->why), "connection closed");
   drop_context(r);
+  tally__redis_drop_sub(r);
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+}
+
+/* Asks u's sentinels in turn for the master's address, into host (64
+ * bytes) and *port. Returns 0, or -1 with err saying what each sentinel
+ * answered last. */
+static int ask_sentinels_sync(const tally_redis_url_t *u, struct timeval tv,
+                              char *host, int *port, char *err, size_t errlen) {
+  char last[400] = "no sentinel";
+  for (size_t i = 0; i < u->nsentinels; i++) {
+    const tally_redis_addr_t *s = &u->sentinels[i];
+    redisContext *c = redisConnectWithTimeout(s->host, s->port, tv);
+    if (c == NULL || c->err || redisSetTimeout(c, tv) != REDIS_OK) {
+      snprintf(last, sizeof(last), "sentinel %s:%d: %s", s->host, s->port,
+               c ? c->errstr : "out of memory");
+      if (c != NULL)
+        redisFree(c);
+      continue;
+    }
+    redisReply *r = NULL;
+    if (u->sentinel_password != NULL) {
+      const char *argv[3] = {"AUTH"};
+      int argc = 1;
+      if (u->sentinel_user != NULL)
+        argv[argc++] = u->sentinel_user;
+      argv[argc++] = u->sentinel_password;
+      r = redisCommandArgv(c, argc, argv, NULL);
+      if (r == NULL || r->type == REDIS_REPLY_ERROR) {
+        snprintf(last, sizeof(last),
+                 "sentinel %s:%d: AUTH as user %s failed: %s", s->host, s->port,
+                 u->sentinel_user ? u->sentinel_user : "default",
+                 r ? r->str : c->errstr);
+        if (r != NULL)
+          freeReplyObject(r);
+        redisFree(c);
+        continue;
+      }
+      freeReplyObject(r);
+    }
+    const char *q[] = {"SENTINEL", "get-master-addr-by-name", u->master};
+    r = redisCommandArgv(c, 3, q, NULL);
+    bool ok = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+              r->element[0]->type == REDIS_REPLY_STRING &&
+              r->element[1]->type == REDIS_REPLY_STRING;
+    if (ok) {
+      snprintf(host, 64, "%s", r->element[0]->str);
+      *port = (int)strtol(r->element[1]->str, NULL, 10);
+    } else {
+      snprintf(last, sizeof(last), "sentinel %s:%d does not know master %s: %s",
+               s->host, s->port, u->master,
+               r == NULL                      ? c->errstr
+               : r->type == REDIS_REPLY_ERROR ? r->str
+                                              : "no address");
+    }
+    if (r != NULL)
+      freeReplyObject(r);
+    redisFree(c);
+    if (ok)
+      return 0;
+  }
+  snprintf(err, errlen,
+           "Redis at %s: no sentinel gave the master's address "
+           "(last: %s)",
+           u->display, last);
+  return -1;
 }
 
 redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
@@ -514,8 +805,15 @@ redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
                                        size_t errlen) {
   struct timeval tv = {(time_t)(timeout_ms / 1000),
                        (suseconds_t)(timeout_ms % 1000) * 1000};
-  redisContext *c = u->path ? redisConnectUnixWithTimeout(u->path, tv)
-                            : redisConnectWithTimeout(u->host, u->port, tv);
+  char mhost[64];
+  int mport = 0;
+  if (u->nsentinels > 0 &&
+      ask_sentinels_sync(u, tv, mhost, &mport, err, errlen) != 0)
+    return NULL;
+  redisContext *c = u->nsentinels > 0
+                        ? redisConnectWithTimeout(mhost, mport, tv)
+                    : u->path ? redisConnectUnixWithTimeout(u->path, tv)
+                              : redisConnectWithTimeout(u->host, u->port, tv);
   if (c == NULL) {
     snprintf(err, errlen, "Redis at %s: out of memory", u->display);
     return NULL;
@@ -558,6 +856,31 @@ redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
       freeReplyObject(r);
     redisFree(c);
     return NULL;
+  }
+  if (u->nsentinels > 0) {
+    /* The address the sentinels gave must be the master now. */
+    redisReply *r = redisCommand(c, "ROLE");
+    bool master = r != NULL && r->type == REDIS_REPLY_ARRAY &&
+                  r->elements > 0 &&
+                  r->element[0]->type == REDIS_REPLY_STRING &&
+                  strcmp(r->element[0]->str, "master") == 0;
+    if (!master)
+      snprintf(err, errlen,
+               "Redis at %s: %s:%d, which the sentinels name as master %s, "
+               "is not a master (ROLE: %s); try again once the failover is "
+               "over",
+               u->display, mhost, mport, u->master,
+               r == NULL                      ? c->errstr
+               : r->type == REDIS_REPLY_ERROR ? r->str
+               : r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING
+                   ? r->element[0]->str
+                   : "no role");
+    if (r != NULL)
+      freeReplyObject(r);
+    if (!master) {
+      redisFree(c);
+      return NULL;
+    }
   }
   return c;
 }

@@ -17,23 +17,45 @@ typedef struct tally_redis_s tally_redis_t;
  * that child processes (tallyd's rescore) get it without seeing it in
  * their arguments. */
 #define TALLY_REDIS_PASSWORD_ENV "TALLY_REDIS_PASSWORD"
+/* The same for the sentinels' password (sentinel:// URLs). */
+#define TALLY_SENTINEL_PASSWORD_ENV "TALLY_SENTINEL_PASSWORD"
+
+/* The most sentinels one URL may name. */
+#define TALLY_REDIS_MAX_SENTINELS 16
+
+typedef struct tally_redis_addr_s {
+  char *host; /* an IP address */
+  int port;
+} tally_redis_addr_t;
 
 /* Where a Redis server listens (host and port, or a Unix socket path),
  * and who to log in as. */
 typedef struct tally_redis_url_s {
-  char *host; /* an IP address, or NULL */
+  char *host; /* an IP address, or NULL (a sentinel:// URL: the master's
+                 address once found, set by the connection) */
   int port;   /* 6379 when the URL gives none */
   char *path; /* a Unix socket, or NULL */
   int db;
   char *user;     /* for AUTH USER PASSWORD, or NULL: the default user */
   char *password; /* for AUTH, or NULL: no AUTH */
   char *display;  /* the URL without its password: for every message */
+  /* sentinel:// only: the sentinels (port 26379 unless given), the
+   * master's name, and the sentinels' own login (never the data
+   * nodes'). */
+  tally_redis_addr_t sentinels[TALLY_REDIS_MAX_SENTINELS];
+  size_t nsentinels;
+  char *master;
+  char *sentinel_user, *sentinel_password;
 } tally_redis_url_t;
 
-/* Parses "redis://[USER[:PASSWORD]@]IP[:PORT][/DB]" (IPv6 in brackets) or
- * "unix://[USER[:PASSWORD]@]/PATH[?db=N&user=U&password=P]", user and
- * password percent-decoded, into u. The password, when the URL has none,
- * comes from TALLY_REDIS_PASSWORD_ENV. Returns 0, or TALLY_EINVAL with err
+/* Parses "redis://[USER[:PASSWORD]@]IP[:PORT][/DB]" (IPv6 in brackets),
+ * "unix://[USER[:PASSWORD]@]/PATH[?db=N&user=U&password=P]" or
+ * "sentinel://[USER[:PASSWORD]@]IP[:PORT][,IP[:PORT]...]/MASTER[/DB]
+ * [?sentinel_user=U&sentinel_password=P]" (USER and PASSWORD: the data
+ * nodes'; the query: the sentinels'), user and password percent-decoded,
+ * into u. The password, when the URL has none, comes from
+ * TALLY_REDIS_PASSWORD_ENV, and the sentinels' from
+ * TALLY_SENTINEL_PASSWORD_ENV. Returns 0, or TALLY_EINVAL with err
  * naming the problem and the URL with its password masked (a host name is
  * a problem: hiredis resolves names with a blocking call; so is rediss://,
  * as this hiredis has no TLS). On error u needs no free. */
@@ -49,6 +71,13 @@ void tally_redis_url_free(tally_redis_url_t *u);
  * negative code with err saying why (never the password). */
 int tally_redis_credentials(const char *url, const char *password_file,
                             char **clean, char *err, size_t errlen);
+/* The same for the sentinels' password of a sentinel:// URL (its
+ * sentinel_password, or the first line of sentinel_password_file), into
+ * TALLY_SENTINEL_PASSWORD_ENV; *clean without it. With a file and a URL
+ * that is not sentinel://, an error. */
+int tally_redis_sentinel_credentials(const char *url,
+                                     const char *sentinel_password_file,
+                                     char **clean, char *err, size_t errlen);
 
 /* Reads a password: the first line of the regular file path (4096 bytes at
  * most, its final newline dropped), into *out (malloc'ed). Returns 0, or a
@@ -100,12 +129,25 @@ struct tally_redis_s {
   uint64_t failures; /* attempts or connections that failed */
   uint64_t streak;   /* retries since the connection was last up */
   uint64_t ups;      /* times the connection came up (reconnects + 1) */
+  /* sentinel:// only: the master followed ("IP:PORT", "" until found),
+   * and how many times it changed (failovers followed). */
+  char master[64];
+  uint64_t failovers;
 
   /* Private. */
   uv_loop_t *loop;
   char *url;
   tally_redis_url_t addr;
   redisAsyncContext *ac;
+  /* sentinel:// only: whether ac is (being) connected to a sentinel to
+   * ask for the master, the sentinel to ask next, how many were asked in
+   * this round, the one that answered last, and a connection to it
+   * subscribed to +switch-master (NULL: none; started again from the
+   * watchdog at sub_retry_at). */
+  bool via_sentinel;
+  size_t sidx, sasked, sgood;
+  redisAsyncContext *sub;
+  uint64_t sub_retry_at;
   uv_timer_t timer; /* backoff and watchdog */
   uint64_t backoff_ms;
   uint64_t connect_deadline;

@@ -115,7 +115,124 @@ static const char *parse_query(tally_redis_url_t *u, const char *q, char *buf,
 
 #define URL_FORMS                                                              \
   "redis://[USER[:PASSWORD]@]IP[:PORT][/DB] or "                               \
-  "unix://[USER[:PASSWORD]@]/PATH[?db=N]"
+  "unix://[USER[:PASSWORD]@]/PATH[?db=N] (or, with sentinels, "                \
+  "sentinel://[USER[:PASSWORD]@]IP[:PORT][,IP[:PORT]...]/MASTER[/DB])"
+
+/* Parses "IP[:PORT]" (IPv6 in brackets; hlen bytes at host) into *ip
+ * (malloc'ed) and *port (dflt when none). Returns NULL or what is
+ * wrong. */
+static const char *parse_hostport(const char *host, size_t hlen, int dflt,
+                                  char **ip, int *port_out) {
+  const char *port = NULL, *end = host + hlen;
+  size_t iplen = hlen;
+  if (hlen > 0 && host[0] == '[') {
+    const char *close = memchr(host, ']', hlen);
+    if (close == NULL)
+      return "an IPv6 address in a URL is written in brackets: [::1]";
+    host++;
+    iplen = (size_t)(close - host);
+    if (close + 1 < end) {
+      if (close[1] != ':')
+        return "expected :PORT after the IPv6 address";
+      port = close + 2;
+    }
+  } else {
+    const char *colon = memchr(host, ':', hlen);
+    if (colon != NULL) {
+      iplen = (size_t)(colon - host);
+      port = colon + 1;
+    }
+  }
+  *port_out = dflt;
+  if (port != NULL) {
+    size_t pl = (size_t)(end - port);
+    long v = pl == 0 ? -1 : 0;
+    for (size_t i = 0; i < pl && v >= 0 && v <= 65535; i++)
+      v = port[i] >= '0' && port[i] <= '9' ? v * 10 + (port[i] - '0') : -1;
+    if (v <= 0 || v > 65535)
+      return "the port must be a number from 1 to 65535";
+    *port_out = (int)v;
+  }
+  if ((*ip = strndup(host, iplen)) == NULL)
+    return "out of memory";
+  unsigned char addr[16];
+  if (inet_pton(AF_INET, *ip, addr) != 1 && inet_pton(AF_INET6, *ip, addr) != 1)
+    return "the host must be an IP address (host names are not resolved)";
+  return NULL;
+}
+
+/* The query of a sentinel:// URL: the sentinels' user and password. */
+static const char *parse_sentinel_query(tally_redis_url_t *u, const char *q,
+                                        char *buf, size_t buflen) {
+  while (*q != '\0') {
+    const char *amp = strchr(q, '&');
+    size_t n = amp ? (size_t)(amp - q) : strlen(q);
+    const char *eq = memchr(q, '=', n);
+    size_t kl = eq ? (size_t)(eq - q) : n, vl = eq ? n - kl - 1 : 0;
+    const char *bad = NULL;
+    if (eq != NULL && kl == 13 && memcmp(q, "sentinel_user", 13) == 0) {
+      if (u->sentinel_user != NULL)
+        return "sentinel_user is given twice";
+      bad = pct_decode(eq + 1, vl, "sentinel user name", &u->sentinel_user, buf,
+                       buflen);
+    } else if (eq != NULL && kl == 17 &&
+               memcmp(q, "sentinel_password", 17) == 0) {
+      if (u->sentinel_password != NULL)
+        return "sentinel_password is given twice";
+      bad = pct_decode(eq + 1, vl, "sentinel password", &u->sentinel_password,
+                       buf, buflen);
+    } else {
+      return "unknown query parameter (a sentinel:// URL takes "
+             "sentinel_user and sentinel_password; the data nodes' login "
+             "goes before the sentinels, USER:PASSWORD@)";
+    }
+    if (bad != NULL)
+      return bad;
+    q += n + (amp ? 1 : 0);
+  }
+  return NULL;
+}
+
+/* The part of a sentinel:// URL after its user info: the sentinels (n
+ * bytes at list), then tail: /MASTER[/DB][?QUERY]. */
+static const char *parse_sentinels(tally_redis_url_t *u, const char *list,
+                                   size_t n, const char *tail, char *buf,
+                                   size_t buflen) {
+  const char *end = list + n;
+  for (const char *p = list; p <= end;) {
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+    size_t len = comma ? (size_t)(comma - p) : (size_t)(end - p);
+    if (len == 0)
+      return "a sentinel:// URL names its sentinels, IP[:PORT] separated by "
+             "commas";
+    if (u->nsentinels == TALLY_REDIS_MAX_SENTINELS)
+      return "a sentinel:// URL names at most 16 sentinels";
+    tally_redis_addr_t *s = &u->sentinels[u->nsentinels++];
+    const char *bad = parse_hostport(p, len, 26379, &s->host, &s->port);
+    if (bad != NULL)
+      return bad;
+    if (comma == NULL)
+      break;
+    p = comma + 1;
+  }
+  if (*tail != '/' || tail[1] == '/' || tail[1] == '?' || tail[1] == '\0')
+    return "a sentinel:// URL names the master after the sentinels: "
+           "sentinel://IP:PORT,.../MASTER[/DB]";
+  const char *name = tail + 1;
+  size_t nl = strcspn(name, "/?");
+  const char *bad =
+      pct_decode(name, nl, "master name", &u->master, buf, buflen);
+  if (bad != NULL)
+    return bad;
+  const char *after = name + nl;
+  if (*after == '/') {
+    size_t dl = strcspn(after + 1, "?");
+    if ((bad = parse_db(after + 1, dl, &u->db)) != NULL)
+      return bad;
+    after += 1 + dl;
+  }
+  return *after == '?' ? parse_sentinel_query(u, after + 1, buf, buflen) : NULL;
+}
 
 /* Fills u from url. Returns NULL, or what is wrong (in buf, or static);
  * never a text that holds the password. */
@@ -127,9 +244,10 @@ static const char *parse_url(tally_redis_url_t *u, const char *url, char *buf,
            "give tally the local end of the tunnel as redis://127.0.0.1:PORT "
            "(docs/operations.md, \"Redis over TLS\")";
   bool unix_url = strncmp(url, "unix://", 7) == 0;
-  if (!unix_url && strncmp(url, "redis://", 8) != 0)
+  bool sentinel = strncmp(url, "sentinel://", 11) == 0;
+  if (!unix_url && !sentinel && strncmp(url, "redis://", 8) != 0)
     return "expected " URL_FORMS;
-  const char *rest = url + (unix_url ? 7 : 8);
+  const char *rest = url + (unix_url ? 7 : sentinel ? 11 : 8);
   /* The authority runs to the first '/' (or '?' for redis://). */
   size_t alen = strcspn(rest, unix_url ? "/" : "/?");
   const char *at = NULL;
@@ -154,42 +272,10 @@ static const char *parse_url(tally_redis_url_t *u, const char *url, char *buf,
   }
   if (hlen == 0)
     return "a TCP URL names its server: " URL_FORMS;
-  const char *port = NULL;
-  size_t iplen = hlen;
-  if (host[0] == '[') {
-    const char *close = memchr(host, ']', hlen);
-    if (close == NULL)
-      return "an IPv6 address in a URL is written in brackets: [::1]";
-    host++;
-    iplen = (size_t)(close - host);
-    if (close + 1 < host - 1 + hlen) {
-      if (close[1] != ':')
-        return "expected :PORT after the IPv6 address";
-      port = close + 2;
-    }
-  } else {
-    const char *colon = memchr(host, ':', hlen);
-    if (colon != NULL) {
-      iplen = (size_t)(colon - host);
-      port = colon + 1;
-    }
-  }
-  u->port = 6379;
-  if (port != NULL) {
-    size_t pl = (size_t)(tail - port);
-    long v = pl == 0 ? -1 : 0;
-    for (size_t i = 0; i < pl && v >= 0 && v <= 65535; i++)
-      v = port[i] >= '0' && port[i] <= '9' ? v * 10 + (port[i] - '0') : -1;
-    if (v <= 0 || v > 65535)
-      return "the port must be a number from 1 to 65535";
-    u->port = (int)v;
-  }
-  if ((u->host = strndup(host, iplen)) == NULL)
-    return "out of memory";
-  unsigned char addr[16];
-  if (inet_pton(AF_INET, u->host, addr) != 1 &&
-      inet_pton(AF_INET6, u->host, addr) != 1)
-    return "the host must be an IP address (host names are not resolved)";
+  if (sentinel)
+    return parse_sentinels(u, host, hlen, tail, buf, buflen);
+  if ((bad = parse_hostport(host, hlen, 6379, &u->host, &u->port)) != NULL)
+    return bad;
   if (*tail == '?')
     return "a redis:// URL takes no query (give USER:PASSWORD@ before the "
            "host, or --redis-password-file)";
@@ -198,14 +284,24 @@ static const char *parse_url(tally_redis_url_t *u, const char *url, char *buf,
   return NULL;
 }
 
-/* Writes url to out with its password, if any, replaced by mask ("***"),
- * or, when mask is NULL, taken out (with its ':', or its query parameter
- * and one separator, and an '@' that is left with nothing before it). */
-static void redact(const char *url, char *out, size_t outlen,
-                   const char *mask) {
-  size_t n = 0, len = strlen(url);
+enum {
+  REDACT_DATA = 1,    /* the data nodes' password: user info, password= */
+  REDACT_SENTINEL = 2 /* the sentinels': sentinel_password= */
+};
+
+/* Writes url to out with the passwords in which (REDACT_ flags) replaced
+ * by mask ("***"), or, when mask is NULL, taken out (a password in the
+ * user info with its ':', and an '@' left with nothing before it; a query
+ * parameter whole, with its separator). */
+static void redact(const char *url, char *out, size_t outlen, const char *mask,
+                   int which) {
+  size_t n = 0;
+#define PUT(c)                                                                 \
+  do {                                                                         \
+    if (n + 1 < outlen)                                                        \
+      out[n++] = (c);                                                          \
+  } while (0)
   const char *skip_from = NULL, *skip_to = NULL; /* the user info part */
-  const char *q_from = NULL, *q_to = NULL;       /* the query part */
   const char *scheme = strstr(url, "://");
   const char *rest = url; /* where the query may start: after the user info */
   if (scheme != NULL) {
@@ -217,76 +313,96 @@ static void redact(const char *url, char *out, size_t outlen,
       if (*p == '@')
         at = p;
     const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-    if (colon != NULL) {
+    if (colon != NULL && (which & REDACT_DATA)) {
       skip_from = mask ? colon + 1 : colon;
       skip_to = mask || colon != auth ? at : at + 1;
     }
   }
   const char *q = strchr(rest, '?');
-  for (const char *p = q; p != NULL && *p != '\0';) {
-    if (strncmp(p + 1, "password=", 9) == 0) {
-      const char *end = p + 10 + strcspn(p + 10, "&");
-      if (mask != NULL) {
-        q_from = p + 10;
-        q_to = end;
-      } else if (*end == '&') {
-        q_from = p + 1; /* "password=V&" */
-        q_to = end + 1;
-      } else {
-        q_from = p; /* "?password=V" or "&password=V" at the end */
-        q_to = end;
-      }
-      break;
-    }
-    p = strchr(p + 1, '&');
-  }
-  for (size_t i = 0; i < len && n + 1 < outlen;) {
-    const char *p = url + i;
-    if (p == skip_from || p == q_from) {
-      for (const char *m = mask ? mask : ""; *m && n + 1 < outlen; m++)
-        out[n++] = *m;
-      i = (size_t)((p == skip_from ? skip_to : q_to) - url);
+  const char *stop = q != NULL ? q : url + strlen(url);
+  for (const char *p = url; p < stop;) {
+    if (p == skip_from) {
+      for (const char *m = mask ? mask : ""; *m; m++)
+        PUT(*m);
+      p = skip_to;
       continue;
     }
-    out[n++] = url[i++];
+    PUT(*p);
+    p++;
   }
+  /* The query again, parameter by parameter. */
+  bool first = true;
+  for (const char *p = q != NULL ? q + 1 : NULL; p != NULL && *p != '\0';) {
+    size_t len = strcspn(p, "&");
+    bool data = len >= 9 && strncmp(p, "password=", 9) == 0;
+    bool sent = len >= 18 && strncmp(p, "sentinel_password=", 18) == 0;
+    bool hide =
+        (data && (which & REDACT_DATA)) || (sent && (which & REDACT_SENTINEL));
+    if (!hide || mask != NULL) {
+      PUT(first ? '?' : '&');
+      first = false;
+      size_t keep = hide ? (size_t)(strchr(p, '=') + 1 - p) : len;
+      for (size_t i = 0; i < keep; i++)
+        PUT(p[i]);
+      for (const char *m = hide ? mask : ""; *m; m++)
+        PUT(*m);
+    }
+    p += len;
+    if (*p == '&')
+      p++;
+  }
+#undef PUT
   out[n] = '\0';
 }
 
-int tally_redis_credentials(const char *url, const char *password_file,
-                            char **clean, char *err, size_t errlen) {
+/* Settles one password of url (which: REDACT_DATA or REDACT_SENTINEL):
+ * the URL's own or the first line of file (flag names it), into the
+ * environment variable env; *clean gets the URL without it. */
+static int settle_password(const char *url, const char *file, const char *flag,
+                           const char *env, int which, char **clean, char *err,
+                           size_t errlen) {
   *clean = NULL;
   tally_redis_url_t u;
   memset(&u, 0, sizeof(u));
   char buf[256], shown[1024];
-  redact(url, shown, sizeof(shown), "***");
+  redact(url, shown, sizeof(shown), "***", REDACT_DATA | REDACT_SENTINEL);
   const char *bad = parse_url(&u, url, buf, sizeof(buf));
+  if (bad == NULL && which == REDACT_SENTINEL && u.nsentinels == 0 &&
+      file != NULL)
+    bad = "--sentinel-password-file is for a sentinel:// URL";
   if (bad != NULL) {
     snprintf(err, errlen, "%s: %s", shown, bad);
     tally_redis_url_free(&u);
     return TALLY_EINVAL;
   }
-  char *password = u.password;
-  u.password = NULL;
+  char **slot = which == REDACT_DATA ? &u.password : &u.sentinel_password;
+  char *password = *slot;
+  *slot = NULL;
   tally_redis_url_free(&u);
   if (password != NULL && password[0] == '\0') {
     free(password); /* an empty password is none */
     password = NULL;
   }
   int rc = 0;
-  if (password_file != NULL) {
+  if (file != NULL) {
     if (password != NULL) {
       snprintf(err, errlen,
-               "%s: the password is given twice, in the URL and in "
-               "--redis-password-file",
-               shown);
+               "%s: the %spassword is given twice, in the URL "
+               "and in %s",
+               shown, which == REDACT_DATA ? "" : "sentinels' ", flag);
       rc = TALLY_EINVAL;
     } else {
-      rc = tally_redis_read_password(password_file, &password, err, errlen);
+      rc = tally_redis_read_password(file, &password, err, errlen);
+      if (rc != 0 && which == REDACT_SENTINEL &&
+          strncmp(err, "--redis-password-file", 21) == 0) {
+        /* The message names the flag given. */
+        char again[600];
+        snprintf(again, sizeof(again), "%s%s", flag, err + 21);
+        snprintf(err, errlen, "%s", again);
+      }
     }
   }
-  if (rc == 0 && password != NULL &&
-      setenv(TALLY_REDIS_PASSWORD_ENV, password, 1) != 0) {
+  if (rc == 0 && password != NULL && setenv(env, password, 1) != 0) {
     snprintf(err, errlen, "out of memory");
     rc = TALLY_ENOMEM;
   }
@@ -302,8 +418,23 @@ int tally_redis_credentials(const char *url, const char *password_file,
     snprintf(err, errlen, "out of memory");
     return TALLY_ENOMEM;
   }
-  redact(url, *clean, cap, NULL);
+  redact(url, *clean, cap, NULL, which);
   return 0;
+}
+
+int tally_redis_credentials(const char *url, const char *password_file,
+                            char **clean, char *err, size_t errlen) {
+  return settle_password(url, password_file, "--redis-password-file",
+                         TALLY_REDIS_PASSWORD_ENV, REDACT_DATA, clean, err,
+                         errlen);
+}
+
+int tally_redis_sentinel_credentials(const char *url,
+                                     const char *sentinel_password_file,
+                                     char **clean, char *err, size_t errlen) {
+  return settle_password(
+      url, sentinel_password_file, "--sentinel-password-file",
+      TALLY_SENTINEL_PASSWORD_ENV, REDACT_SENTINEL, clean, err, errlen);
 }
 
 int tally_redis_read_password(const char *path, char **out, char *err,
@@ -365,16 +496,26 @@ int tally_redis_url_parse(tally_redis_url_t *u, const char *url, char *err,
     u->password = NULL;
   }
   char shown[1024];
-  redact(url, shown, sizeof(shown), "***");
+  redact(url, shown, sizeof(shown), "***", REDACT_DATA | REDACT_SENTINEL);
   if (bad == NULL && u->password == NULL) {
     const char *env = getenv(TALLY_REDIS_PASSWORD_ENV);
     if (env != NULL && env[0] != '\0' && (u->password = strdup(env)) == NULL)
       bad = "out of memory";
   }
+  if (u->sentinel_password != NULL && u->sentinel_password[0] == '\0') {
+    free(u->sentinel_password);
+    u->sentinel_password = NULL;
+  }
+  if (bad == NULL && u->nsentinels > 0 && u->sentinel_password == NULL) {
+    const char *env = getenv(TALLY_SENTINEL_PASSWORD_ENV);
+    if (env != NULL && env[0] != '\0' &&
+        (u->sentinel_password = strdup(env)) == NULL)
+      bad = "out of memory";
+  }
   if (bad == NULL) {
     char plain[1024];
     /* The URL to show: without the password, wherever it came from. */
-    redact(url, plain, sizeof(plain), NULL);
+    redact(url, plain, sizeof(plain), NULL, REDACT_DATA | REDACT_SENTINEL);
     if ((u->display = strdup(plain)) == NULL)
       bad = "out of memory";
   }
@@ -386,6 +527,13 @@ int tally_redis_url_parse(tally_redis_url_t *u, const char *url, char *err,
 }
 
 void tally_redis_url_free(tally_redis_url_t *u) {
+  for (size_t i = 0; i < u->nsentinels; i++)
+    free(u->sentinels[i].host);
+  free(u->master);
+  free(u->sentinel_user);
+  if (u->sentinel_password != NULL)
+    memset(u->sentinel_password, 0, strlen(u->sentinel_password));
+  free(u->sentinel_password);
   free(u->host);
   free(u->path);
   free(u->user);

@@ -549,18 +549,19 @@ Test(settings, names_every_bad_number) {
 }
 
 Test(settings, names_bad_flag_strings_and_enums) {
-  EXPECT_ERRORS("--prefix: must not be empty\n"
-                "--consumer: must not be empty\n"
-                "--log-format: must be \"text\" or \"json\"\n"
-                "--log-level: must be \"debug\", \"info\", \"warn\" or "
-                "\"error\"\n"
-                "--redis: localhost: expected "
-                "redis://[USER[:PASSWORD]@]IP[:PORT][/DB] or "
-                "unix://[USER[:PASSWORD]@]/PATH[?db=N]\n"
-                "--prefix: must not contain spaces or control characters",
-                "--tasks", "t", "--prefix=", "--consumer=", "--log-format",
-                "JSON", "--log-level=verbose", "--redis", "localhost",
-                "--prefix", "a\tb");
+  EXPECT_ERRORS(
+      "--prefix: must not be empty\n"
+      "--consumer: must not be empty\n"
+      "--log-format: must be \"text\" or \"json\"\n"
+      "--log-level: must be \"debug\", \"info\", \"warn\" or "
+      "\"error\"\n"
+      "--redis: localhost: expected "
+      "redis://[USER[:PASSWORD]@]IP[:PORT][/DB] or "
+      "unix://[USER[:PASSWORD]@]/PATH[?db=N] (or, with sentinels, "
+      "sentinel://[USER[:PASSWORD]@]IP[:PORT][,IP[:PORT]...]/MASTER[/DB])\n"
+      "--prefix: must not contain spaces or control characters",
+      "--tasks", "t", "--prefix=", "--consumer=", "--log-format", "JSON",
+      "--log-level=verbose", "--redis", "localhost", "--prefix", "a\tb");
 }
 
 Test(settings, requires_tasks) {
