@@ -461,3 +461,103 @@ Test(redis, moves_the_password_out_of_the_url_into_the_environment) {
   cr_expect(strstr(err, "not a regular file") != NULL, "%s", err);
   unsetenv(TALLY_REDIS_PASSWORD_ENV);
 }
+
+/* sentinel:// URLs (issue 25): the sentinels, the master's name and
+ * database, the data nodes' login before the sentinels and the
+ * sentinels' own in the query; no password in any message. */
+Test(redis, parses_sentinel_urls) {
+  unsetenv(TALLY_REDIS_PASSWORD_ENV);
+  unsetenv(TALLY_SENTINEL_PASSWORD_ENV);
+  tally_redis_url_t u;
+  char err[512];
+  cr_assert_eq(tally_redis_url_parse(
+                   &u,
+                   "sentinel://app:d%40ta@127.0.0.1:26379,[::1],10.0.0.3:26380"
+                   "/tally-master/2?sentinel_user=watch&sentinel_password=s3",
+                   err, sizeof(err)),
+               0, "%s", err);
+  cr_expect_eq(u.nsentinels, 3);
+  cr_expect_str_eq(u.sentinels[0].host, "127.0.0.1");
+  cr_expect_eq(u.sentinels[0].port, 26379);
+  cr_expect_str_eq(u.sentinels[1].host, "::1");
+  cr_expect_eq(u.sentinels[1].port, 26379);
+  cr_expect_eq(u.sentinels[2].port, 26380);
+  cr_expect_str_eq(u.master, "tally-master");
+  cr_expect_eq(u.db, 2);
+  cr_expect_str_eq(u.user, "app");
+  cr_expect_str_eq(u.password, "d@ta");
+  cr_expect_str_eq(u.sentinel_user, "watch");
+  cr_expect_str_eq(u.sentinel_password, "s3");
+  cr_expect_null(u.host, "no master known before the sentinels are asked");
+  cr_expect_str_eq(u.display, "sentinel://app@127.0.0.1:26379,[::1],"
+                              "10.0.0.3:26380/tally-master/2?sentinel_user="
+                              "watch");
+  tally_redis_url_free(&u);
+
+  /* The sentinels' password from the environment, the data nodes' too,
+   * each its own. */
+  setenv(TALLY_SENTINEL_PASSWORD_ENV, "from-env", 1);
+  setenv(TALLY_REDIS_PASSWORD_ENV, "data-env", 1);
+  cr_assert_eq(
+      tally_redis_url_parse(&u, "sentinel://127.0.0.1/m", err, sizeof(err)), 0,
+      "%s", err);
+  cr_expect_str_eq(u.sentinel_password, "from-env");
+  cr_expect_str_eq(u.password, "data-env");
+  tally_redis_url_free(&u);
+  unsetenv(TALLY_SENTINEL_PASSWORD_ENV);
+  unsetenv(TALLY_REDIS_PASSWORD_ENV);
+
+  const struct {
+    const char *url, *want;
+  } bad[] = {
+      {"sentinel://127.0.0.1:26379", "names the master after the sentinels"},
+      {"sentinel://127.0.0.1:26379/", "names the master after the sentinels"},
+      {"sentinel://127.0.0.1,,127.0.0.2/m", "separated by commas"},
+      {"sentinel://localhost/m", "must be an IP address"},
+      {"sentinel://127.0.0.1:0/m", "port must be a number"},
+      {"sentinel://127.0.0.1/m/x", "database must be a number"},
+      {"sentinel://127.0.0.1/m?password=p", "unknown query parameter"},
+      {"sentinel:///m", "names its server"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    cr_expect_neq(tally_redis_url_parse(&u, bad[i].url, err, sizeof(err)), 0,
+                  "%s", bad[i].url);
+    cr_expect(strstr(err, bad[i].want) != NULL, "%s: %s", bad[i].url, err);
+  }
+  /* A bad URL's message masks both passwords. */
+  cr_expect_neq(tally_redis_url_parse(&u,
+                                      "sentinel://u:SECRET1@127.0.0.1/m?"
+                                      "sentinel_password=SECRET2&bogus=1",
+                                      err, sizeof(err)),
+                0);
+  cr_expect(strstr(err, "SECRET") == NULL, "%s", err);
+  cr_expect(strstr(err, "u:***@") != NULL && strstr(err, "=***") != NULL, "%s",
+            err);
+}
+
+Test(redis, moves_the_sentinels_password_into_its_own_variable) {
+  unsetenv(TALLY_REDIS_PASSWORD_ENV);
+  unsetenv(TALLY_SENTINEL_PASSWORD_ENV);
+  char *clean = NULL, *cleaner = NULL, err[512];
+  const char *url = "sentinel://app:dpw@127.0.0.1:26379/m?sentinel_user=w&"
+                    "sentinel_password=spw";
+  cr_assert_eq(tally_redis_credentials(url, NULL, &clean, err, sizeof(err)), 0,
+               "%s", err);
+  cr_assert_eq(
+      tally_redis_sentinel_credentials(clean, NULL, &cleaner, err, sizeof(err)),
+      0, "%s", err);
+  cr_expect_str_eq(cleaner, "sentinel://app@127.0.0.1:26379/m?sentinel_user=w");
+  cr_expect_str_eq(getenv(TALLY_REDIS_PASSWORD_ENV), "dpw");
+  cr_expect_str_eq(getenv(TALLY_SENTINEL_PASSWORD_ENV), "spw");
+  free(clean);
+  free(cleaner);
+  /* A file for a URL that has no sentinels is a mistake. */
+  cr_expect_neq(tally_redis_sentinel_credentials("redis://127.0.0.1", "/x",
+                                                 &clean, err, sizeof(err)),
+                0);
+  cr_expect(strstr(err, "--sentinel-password-file is for a sentinel://") !=
+                NULL,
+            "%s", err);
+  unsetenv(TALLY_REDIS_PASSWORD_ENV);
+  unsetenv(TALLY_SENTINEL_PASSWORD_ENV);
+}
