@@ -1,0 +1,190 @@
+/* Failover with Redis Sentinel (issue 25): a master, two replicas and
+ * three redis-sentinel processes on loopback. tallyd and tally find the
+ * master through the sentinels; under a load of jobs the master is
+ * killed, a replica promoted, and tallyd follows it without a restart:
+ * with --wait-replicas 1 every job ends with exactly one result and
+ * nothing stays pending. Also: sentinels down, one or all. */
+#include "cli_fixture.h"
+#include "sentinel_fixture.h"
+#include "support.h"
+#include "tallyd_fixture.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static ts_group_t g;
+static td_daemon_t daemon_;
+
+static void setup(void) {
+  memset(&daemon_, 0, sizeof(daemon_));
+  cr_assert_eq(ts_start(&g, 3, 3), 0, "the sentinel group did not start");
+}
+
+static void teardown(void) {
+  td_kill(&daemon_);
+  ts_stop(&g);
+}
+
+TestSuite(tallyd_sentinel, .init = setup, .fini = teardown, .timeout = 150);
+
+/* Pushes n jobs (submissions TAG-0...) to c and copies their ids, then
+ * waits until a replica has them (what a platform that must not lose a
+ * job would do). */
+static void push(redisContext *c, const char *tag, size_t n, char (*ids)[64]) {
+  char job[256];
+  for (size_t i = 0; i < n; i++) {
+    int len = snprintf(job, sizeof(job),
+                       "{\"submission\":\"%s-%zu\",\"task\":\"sum\","
+                       "\"participant\":\"p%zu\",\"evaluations\":{\"0\":1,"
+                       "\"1\":0.5,\"2\":%zu,\"3\":0}}",
+                       tag, i, i % 7, i % 2);
+    redisAppendCommand(c, "XADD tally:jobs * job %b", job, (size_t)len);
+  }
+  for (size_t i = 0; i < n; i++) {
+    redisReply *r = NULL;
+    redisGetReply(c, (void **)&r);
+    snprintf(ids[i], 64, "%s",
+             r && r->type == REDIS_REPLY_STRING ? r->str : "");
+    cr_assert(ids[i][0] != '\0', "XADD failed");
+    freeReplyObject(r);
+  }
+  redisReply *w = redisCommand(c, "WAIT 1 5000");
+  cr_assert(w != NULL && w->type == REDIS_REPLY_INTEGER && w->integer >= 1,
+            "no replica got the jobs");
+  freeReplyObject(w);
+}
+
+static td_http_t readyz(int port) {
+  return td_http(g.dir, port, "/readyz", "");
+}
+
+static bool wait_ready(int port, const char *want, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 100) {
+    td_http_t r = readyz(port);
+    bool ok = r.status == 200 && (want == NULL || strstr(r.body, want));
+    free(r.body);
+    if (ok)
+      return true;
+    td_sleep_ms(100);
+  }
+  return false;
+}
+
+Test(tallyd_sentinel, follows_a_failover_under_load_losing_nothing) {
+  const char *args[] = {"--wait-replicas", "1", NULL};
+  cr_assert_eq(td_start(&daemon_, &g.as_server, "sentinel", args, NULL), 0);
+  int port = td_http_port(&daemon_);
+  char want[128];
+  snprintf(want, sizeof(want), "master " TS_MASTER " at 127.0.0.1:%d",
+           g.data[0].port);
+  TD_REQUIRE(&daemon_, wait_ready(port, want, 20000), "not ready on %s", want);
+  TD_REQUIRE(&daemon_, td_log_has(&daemon_, "following master " TS_MASTER),
+             "the log does not name the master");
+
+  static char ids[800][64];
+  redisContext *m = ts_connect(&g, 0);
+  cr_assert_not_null(m);
+  push(m, "before", 400, ids);
+  /* Under load: some scored, most not yet. */
+  for (int i = 0; i < 200 && td_xlen(m, "tally:results") < 40; i++)
+    td_sleep_ms(10);
+  redisFree(m);
+  ts_kill(&g.data[0]);
+  int now = ts_wait_failover(&g, 0, 40000);
+  TD_REQUIRE(&daemon_, now > 0, "no replica was promoted");
+  redisContext *c = ts_connect(&g, now);
+  cr_assert_not_null(c);
+  push(c, "after", 400, ids + 400);
+  long long got = td_wait_outcomes(c, 800, 60000);
+  TD_REQUIRE(&daemon_, got == 800, "%lld outcomes of 800 on the new master",
+             got);
+  cr_expect_eq(td_check_exactly_once(c, ids, 800), 0,
+               "every job exactly one outcome");
+  /* Nothing left pending once the last posts are done. */
+  long long pending = -1;
+  for (int i = 0; i < 100 && pending != 0; i++) {
+    pending = td_pending(c);
+    if (pending != 0)
+      td_sleep_ms(100);
+  }
+  cr_expect_eq(pending, 0, "entries left pending");
+  cr_expect_eq(td_xlen(c, "tally:dead"), 0);
+
+  /* It says which master it follows now, and that it followed one
+   * failover. */
+  snprintf(want, sizeof(want),
+           "master " TS_MASTER " at 127.0.0.1:%d, as the sentinels name it; "
+           "failovers followed: 1",
+           g.data[now].port);
+  cr_expect(wait_ready(port, want, 10000), "/readyz does not say %s", want);
+  td_http_t r = td_http(g.dir, port, "/metrics", "");
+  char line[200];
+  snprintf(line, sizeof(line),
+           "tally_redis_master_info{master=\"127.0.0.1:%d\",name=\"" TS_MASTER
+           "\"} 1",
+           g.data[now].port);
+  cr_expect(strstr(r.body, line) != NULL, "%s", r.body);
+  cr_expect(strstr(r.body, "tally_redis_failovers_total{connection=\"write\"} "
+                           "1") != NULL,
+            "%s", r.body);
+  free(r.body);
+  cr_expect(td_log_has(&daemon_, "failovers followed: 1"));
+
+  /* The CLI finds the new master through the sentinels too. */
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "sentinel");
+  const char *st[] = {"results", "--redis", g.as_server.url, "--from", "0",
+                      "--count", "1",       "--no-follow",   NULL};
+  tc_run_t t = tc_run(st, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  cr_expect(strstr(t.out, "\"submission\":\"") != NULL, "out: %s err: %s",
+            t.out, t.err);
+  tc_run_free(&t);
+  tc_teardown();
+  redisFree(c);
+}
+
+/* One sentinel down: tallyd starts through the next one; all down for a
+ * while: scoring goes on on the master it follows, and a tallyd started
+ * meanwhile waits, not ready, naming the cause, until one is back. */
+Test(tallyd_sentinel, works_with_sentinels_down) {
+  ts_kill(&g.sentinels[0]);
+  cr_assert_eq(td_start(&daemon_, &g.as_server, "sentinel", NULL, NULL), 0);
+  int port = td_http_port(&daemon_);
+  TD_REQUIRE(&daemon_, wait_ready(port, NULL, 20000), "not ready");
+  for (int i = 1; i < 3; i++)
+    ts_kill(&g.sentinels[i]);
+  static char ids[100][64];
+  redisContext *m = ts_connect(&g, 0);
+  cr_assert_not_null(m);
+  push(m, "alone", 100, ids);
+  long long got = td_wait_outcomes(m, 100, 30000);
+  TD_REQUIRE(&daemon_, got == 100, "%lld outcomes of 100", got);
+  cr_expect_eq(td_check_exactly_once(m, ids, 100), 0);
+
+  /* A second tallyd, started with every sentinel down. */
+  td_daemon_t second;
+  memset(&second, 0, sizeof(second));
+  cr_assert_eq(td_start(&second, &g.as_server, "second", NULL, NULL), 0);
+  int port2 = td_http_port(&second);
+  td_sleep_ms(1500);
+  td_http_t r = readyz(port2);
+  cr_expect_eq(r.status, 503, "%s", r.body);
+  free(r.body);
+  bool named = false;
+  for (int i = 0; i < 50 && !named; i++) {
+    named = td_log_has(&second, "cannot connect to sentinel 127.0.0.1:");
+    if (!named)
+      td_sleep_ms(100);
+  }
+  cr_expect(named, "the log does not name the sentinel it cannot reach");
+  for (int i = 0; i < 3; i++)
+    cr_assert_eq(ts_restart_sentinel(&g.sentinels[i]), 0);
+  cr_expect(wait_ready(port2, NULL, 30000), "the second tallyd never became "
+                                            "ready");
+  td_kill(&second);
+  redisFree(m);
+}
