@@ -19,7 +19,8 @@ static const cli_command_t commands[] = {
      "--elo]\n"
      "                     [JOBS...]"},
     {"check", cmd_check, "check [--plugins DIR] FILE|DIR..."},
-    {"submit", cmd_submit, "submit [REDIS] [--ids] [FILE...]"},
+    {"submit", cmd_submit,
+     "submit [REDIS] [--ids] [--wait-replicas N] [FILE...]"},
     {"status", cmd_status, "status [REDIS] [--json]"},
     {"results", cmd_results,
      "results [REDIS] [--from ID] [--count N] [--no-follow] [--dead]\n"

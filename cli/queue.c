@@ -107,6 +107,7 @@ int cmd_submit(int argc, char **argv) {
   submit_t s = {.r = &r};
   remote_init(&r);
   int i = 0, status = 0;
+  long wait_replicas = 0;
   for (; i < argc; i++) {
     int took = remote_flag(&r, argc, argv, &i);
     if (took < 0)
@@ -115,7 +116,17 @@ int cmd_submit(int argc, char **argv) {
       continue;
     if (strcmp(argv[i], "--ids") == 0)
       s.ids = true;
-    else if (strcmp(argv[i], "--") == 0) {
+    else if (strcmp(argv[i], "--wait-replicas") == 0 && i + 1 < argc) {
+      long n = cli_positive(argv[++i]);
+      if (n < 1 || n > 100) {
+        fprintf(stderr,
+                "tally: --wait-replicas %s: must be a number from 1 "
+                "to 100\n",
+                argv[i]);
+        return EXIT_CONFIG;
+      }
+      wait_replicas = n;
+    } else if (strcmp(argv[i], "--") == 0) {
       i++;
       break;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0')
@@ -150,6 +161,22 @@ int cmd_submit(int argc, char **argv) {
     /* After a failure this still counts what did get through. */
     int drained = submit_drain(&s);
     status = status != 0 ? status : drained;
+    if (wait_replicas > 0 && s.pushed > 0) {
+      /* What got through is on that many replicas, or this says not. */
+      redisReply *w = remote_cmd(&r, "WAIT %ld 5000", wait_replicas);
+      if (w == NULL || w->type != REDIS_REPLY_INTEGER ||
+          w->integer < wait_replicas) {
+        fprintf(stderr,
+                "tally: Redis at %s: the jobs reached %lld of %ld replicas "
+                "within 5 s: a failover now may lose them\n",
+                r.url,
+                w != NULL && w->type == REDIS_REPLY_INTEGER ? w->integer : 0,
+                wait_replicas);
+        status = status != 0 ? status : EXIT_JOB_FAILED;
+      }
+      if (w != NULL)
+        freeReplyObject(w);
+    }
     fprintf(stderr, "submitted %ld job%s (%ld rejected)\n", s.pushed,
             s.pushed == 1 ? "" : "s", s.rejected);
   }

@@ -188,3 +188,45 @@ Test(tallyd_sentinel, works_with_sentinels_down) {
   td_kill(&second);
   redisFree(m);
 }
+
+/* tally submit --wait-replicas N: the jobs are on N replicas, or it says
+ * not and exits 1. */
+Test(tallyd_sentinel, submit_waits_for_replicas) {
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "submit");
+  tc_write_file("jobs.jsonl", "{\"submission\":\"w1\",\"task\":\"sum\","
+                              "\"participant\":\"p\",\"evaluations\":{}}\n");
+  const char *two[] = {"submit",
+                       "--redis",
+                       g.as_server.url,
+                       "--wait-replicas",
+                       "2",
+                       tc_at("jobs.jsonl"),
+                       NULL};
+  tc_run_t t = tc_run(two, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  tc_run_free(&t);
+  ts_kill(&g.data[1]);
+  ts_kill(&g.data[2]);
+  const char *one[] = {"submit",
+                       "--redis",
+                       g.as_server.url,
+                       "--wait-replicas",
+                       "1",
+                       tc_at("jobs.jsonl"),
+                       NULL};
+  t = tc_run(one, NULL, NULL);
+  cr_expect_eq(t.status, 1, "%s", t.err);
+  cr_expect(strstr(t.err, "the jobs reached 0 of 1 replicas within 5 s") !=
+                NULL,
+            "%s", t.err);
+  tc_run_free(&t);
+  const char *bad[] = {"submit", "--wait-replicas", "0", NULL};
+  t = tc_run(bad, NULL, NULL);
+  cr_expect_eq(t.status, 2, "%s", t.err);
+  cr_expect(strstr(t.err, "--wait-replicas 0: must be a number from 1 to "
+                          "100") != NULL,
+            "%s", t.err);
+  tc_run_free(&t);
+  tc_teardown();
+}
