@@ -275,6 +275,27 @@ int cmd_rescore(int argc, char **argv) {
   tally_rescore_stats_t st;
   char err[1024];
   int code = tally_rescore_run(&o, &st, err, sizeof(err));
+  /* Through sentinels, a lost connection is most likely a failover: the
+   * run starts again (rescoring is safe to repeat) on the master they
+   * name, for two minutes at most. */
+  bool sentinels = strncmp(r.url, "sentinel://", 11) == 0;
+  for (int again = 0;
+       code == TALLY_EIO && sentinels && again < 60 && !cli_stop_requested &&
+       strstr(err, "another rescore holds") == NULL &&
+       strstr(err, "interrupted") == NULL;
+       again++) {
+    if (rc.drawn)
+      fputc('\n', stderr);
+    rc.drawn = false;
+    fprintf(stderr,
+            "tally: rescore: %s; the sentinels may be moving the master: "
+            "starting again in 2 s\n",
+            err);
+    sleep(2);
+    tally_rescore_stats_close(&st);
+    tally_buf_reset(&rc.changes);
+    code = tally_rescore_run(&o, &st, err, sizeof(err));
+  }
   if (rc.drawn)
     fputc('\n', stderr);
   if (code != 0) {

@@ -104,14 +104,22 @@ redisReply *tally__rs_command(const run_t *run, redisContext *c, int type,
  * released only by its holder (redis/lua/lock_refresh.lua and
  * lock_release.lua). */
 
+/* Whether a run of this process holds the lock now. */
+static atomic_bool holding;
+
 /* Takes the lock, waiting for it as long as the options say. Returns 0,
  * or TALLY_EIO with err set. */
 static int lock_take(run_t *run, char *err, size_t errlen) {
   const tally_rescore_opts_t *o = run->o;
   char host[128] = "?";
   gethostname(host, sizeof(host) - 1);
+  /* One value for the process: a run started again after a failover (the
+   * lock may have reached the new master) finds the lock its own. */
+  static long long started;
+  if (started == 0)
+    started = epoch_ms();
   snprintf(run->lock_value, sizeof(run->lock_value), "%s:%ld:%lld", host,
-           (long)getpid(), epoch_ms());
+           (long)getpid(), started);
   double t0 = now_s();
   bool told = false;
   for (;;) {
@@ -127,7 +135,17 @@ static int lock_take(run_t *run, char *err, size_t errlen) {
     }
     bool got = r->type == REDIS_REPLY_STATUS;
     freeReplyObject(r);
+    if (!got && !atomic_load(&holding)) {
+      /* Ours already (an earlier run of this process, cut off by a
+       * failover): refreshed, kept. */
+      r = redisCommand(run->ctl, "EVAL %s 1 %s %s %d", tally_lua_lock_refresh,
+                       run->lock_key, run->lock_value, LOCK_TTL_MS);
+      got = r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+      if (r != NULL)
+        freeReplyObject(r);
+    }
     if (got) {
+      atomic_store(&holding, true);
       run->locked = true;
       return 0;
     }
@@ -172,6 +190,7 @@ static int lock_refresh(run_t *run, char *err, size_t errlen) {
 static void lock_release(run_t *run) {
   if (!run->locked)
     return;
+  atomic_store(&holding, false);
   redisReply *r =
       redisCommand(run->ctl, "EVAL %s 1 %s %s", tally_lua_lock_release,
                    run->lock_key, run->lock_value);

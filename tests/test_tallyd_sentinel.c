@@ -10,6 +10,7 @@
 #include "tallyd_fixture.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,85 @@ Test(tallyd_sentinel, submit_waits_for_replicas) {
   cr_expect(strstr(t.err, "--wait-replicas 0: must be a number from 1 to "
                           "100") != NULL,
             "%s", t.err);
+  tc_run_free(&t);
+  tc_teardown();
+}
+
+/* The rescore's state in <p>:rescore on the master: its "done" count
+ * while it runs (selecting, scoring or writing), else -1. */
+static long long rescore_done(redisContext *c) {
+  redisReply *r = redisCommand(c, "HMGET tally:rescore state done");
+  long long done = -1;
+  if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+      r->element[0]->type == REDIS_REPLY_STRING &&
+      strcmp(r->element[0]->str, "done") != 0 &&
+      strcmp(r->element[0]->str, "failed") != 0)
+    done = r->element[1]->type == REDIS_REPLY_STRING ? atoll(r->element[1]->str)
+                                                     : 0;
+  freeReplyObject(r);
+  return done;
+}
+
+/* A failover in the middle of a rescore: the rescore starts again on the
+ * new master and ends with every submission rescored. */
+Test(tallyd_sentinel, a_rescore_survives_a_failover) {
+  char tasks[400], cmd[1000];
+  snprintf(tasks, sizeof(tasks), "%s/tasks", g.dir);
+  snprintf(cmd, sizeof(cmd), "cp -r '%s/examples/tasks' '%s'", TALLY_SOURCE_DIR,
+           tasks);
+  cr_assert_eq(system(cmd), 0);
+  const char *args[] = {"--wait-replicas",
+                        "1",
+                        "--auto-rescore",
+                        "false",
+                        "--tasks",
+                        tasks,
+                        NULL};
+  cr_assert_eq(td_start(&daemon_, &g.as_server, "sentinel", args, NULL), 0);
+  static char ids[3000][64];
+  redisContext *m = ts_connect(&g, 0);
+  cr_assert_not_null(m);
+  push(m, "r", 3000, ids);
+  long long got = td_wait_outcomes(m, 3000, 60000);
+  TD_REQUIRE(&daemon_, got == 3000, "%lld outcomes of 3000", got);
+  td_write_file(tasks, "sum.json",
+                "{\"name\":\"sum\",\"score_type\":\"Sum\","
+                "\"score_type_parameters\":20,\"testcases\":{\"0\":false,"
+                "\"1\":true,\"2\":false,\"3\":false},\"score_precision\":1}");
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "rescore");
+  const char *rescore[] = {"rescore", "--redis", g.as_server.url, "--tasks",
+                           tasks,     "--task",  "sum",           "--threads",
+                           "1",       NULL};
+  pid_t pid = tc_start(rescore, NULL, NULL);
+  /* Caught in the middle, held while the master dies. */
+  bool caught = false;
+  for (int i = 0; i < 2000 && !caught; i++) {
+    caught = rescore_done(m) >= 0;
+    if (!caught)
+      td_sleep_ms(1);
+  }
+  kill(pid, SIGSTOP);
+  cr_assert(caught, "the rescore was not caught running");
+  redisFree(m);
+  ts_kill(&g.data[0]);
+  int now = ts_wait_failover(&g, 0, 40000);
+  cr_assert(now > 0, "no replica was promoted");
+  kill(pid, SIGCONT);
+  tc_run_t t = tc_finish(pid);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  cr_expect(strstr(t.err, "the sentinels may be moving the master: starting "
+                          "again") != NULL,
+            "%s", t.err);
+  cr_expect(strstr(t.out, "rescored 3000 submissions") != NULL, "%s", t.out);
+  tc_run_free(&t);
+  /* Nothing left to change. */
+  const char *dry[] = {"rescore", "--redis", g.as_server.url, "--tasks", tasks,
+                       "--task",  "sum",     "--dry-run",     "--json",  NULL};
+  t = tc_run(dry, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  cr_expect(strstr(t.out, "\"submissions\":3000,\"changed\":0") != NULL, "%s",
+            t.out);
   tc_run_free(&t);
   tc_teardown();
 }
