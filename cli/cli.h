@@ -90,12 +90,12 @@ void cli_catch_stop_signals(void);
 
 /* Where tallyd's streams live, and a connection to them. */
 typedef struct remote_s {
-  const char *redis;         /* --redis URL, or NULL */
-  const char *data_dir;      /* --data-dir DIR */
-  const char *prefix;        /* --prefix P */
-  const char *password_file; /* --redis-password-file FILE, or NULL */
+  const char *redis;                  /* --redis URL, or NULL */
+  const char *data_dir;               /* --data-dir DIR */
+  const char *prefix;                 /* --prefix P */
+  const char *password_file;          /* --redis-password-file FILE, or NULL */
   const char *sentinel_password_file; /* --sentinel-password-file FILE */
-  char *url;                 /* the URL in use; the rest is derived on open */
+  char *url; /* the URL in use; the rest is derived on open */
   char *jobs, *results, *dead;
   redisContext *c;
 } remote_t;
