@@ -325,6 +325,7 @@ static void redact(const char *url, char *out, size_t outlen, const char *mask,
       for (const char *m = mask ? mask : ""; *m; m++)
         PUT(*m);
       p = skip_to;
+      skip_from = NULL; /* once: an empty password has skip_to == it */
       continue;
     }
     PUT(*p);

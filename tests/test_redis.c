@@ -535,6 +535,15 @@ Test(redis, parses_sentinel_urls) {
             err);
 }
 
+/* An empty password masked: "user:@" (the fuzzer found a loop there). */
+Test(redis, masks_an_empty_password) {
+  tally_redis_url_t u;
+  char err[512];
+  cr_expect_neq(
+      tally_redis_url_parse(&u, "redis://is:@05junk", err, sizeof(err)), 0);
+  cr_expect(strstr(err, "redis://is:***@05junk") != NULL, "%s", err);
+}
+
 Test(redis, moves_the_sentinels_password_into_its_own_variable) {
   unsetenv(TALLY_REDIS_PASSWORD_ENV);
   unsetenv(TALLY_SENTINEL_PASSWORD_ENV);
