@@ -211,6 +211,21 @@ Test(slots, follows_a_real_clusters_map) {
     usleep(100000);
   }
   cr_assert(m.n >= 3, "the map never covered every slot");
+  /* And every node says the cluster is ok (until then: CLUSTERDOWN). */
+  for (int i = 0; i < 3; i++) {
+    redisContext *n = redisConnectUnix(socks[i]);
+    bool ok = false;
+    for (int tries = 0; tries < 300 && !ok; tries++) {
+      redisReply *x = redisCommand(n, "CLUSTER INFO");
+      ok = x != NULL && x->type == REDIS_REPLY_STRING && x->str != NULL &&
+           strstr(x->str, "cluster_state:ok") != NULL;
+      freeReplyObject(x);
+      if (!ok)
+        usleep(100000);
+    }
+    redisFree(n);
+    cr_assert(ok, "node %d never said cluster_state:ok", i);
+  }
   for (int k = 0; k < 300; k++) {
     char key[32];
     snprintf(key, sizeof(key), "tally:{c%d}:ranking", k);
