@@ -45,8 +45,18 @@ Test(slots, equal_redis_cluster_keyslot_on_random_keys) {
   snprintf(t.sock, sizeof(t.sock), "%s/redis.sock", t.dir);
   char conf[400];
   snprintf(conf, sizeof(conf), "%s/nodes.conf", t.dir);
+  /* A port of its own: the cluster bus listens on the port + 10000
+   * (with port 0, on 10000 for every server). */
+  int free_port;
+  do
+    free_port = tr_free_port();
+  while (free_port > 55000);
+  char port[16];
+  snprintf(port, sizeof(port), "%d", free_port);
   const char *args[] = {"--port",
-                        "0",
+                        port,
+                        "--bind",
+                        "127.0.0.1",
                         "--dir",
                         t.dir,
                         "--save",
