@@ -83,13 +83,11 @@ typedef struct tally_api_s {
   unsigned ticks;
   int handles; /* open: rd, tail, keepalive, pace */
   /* The freezes: each configured contest with a freeze or an operator's
-   * word (`tally contest freeze|unfreeze`, <p>:freezes), the freeze in
-   * force at the last settle (NAN: not frozen), and the word as last
-   * read. */
+   * word (`tally contest freeze|unfreeze`, <p>:freezes), and the freeze
+   * in force at the last settle (NAN: not frozen). */
   struct tally_api_freeze_s {
     char name[256];
     double since;
-    tally_freeze_word_t word;
   } * freezes;
   size_t nfreezes;
   /* The words of <p>:freezes as last read (every second), and whether a

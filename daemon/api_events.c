@@ -624,10 +624,7 @@ void tally__api_on_tail_up(tally_redis_t *rd) {
 static void settle(tally_api_t *a, struct tally_api_freeze_s *f, double now) {
   const tally_contest_t *c =
       a->contests != NULL ? tally_contestset_find(a->contests, f->name) : NULL;
-  double since = c != NULL
-                     ? tally_freeze_in_force(c->freeze, c->end,
-                                             c->unfreeze_after, &f->word, now)
-                     : NAN;
+  double since = tally__api_freeze_rule(a, c, now);
   if (since == f->since || (isnan(since) && isnan(f->since)))
     return;
   f->since = since;
@@ -665,15 +662,12 @@ static void refresh_freezes(tally_api_t *a) {
       /* As answers found it so far: by the rule alone. */
       fresh[k].since = tally__api_freeze_rule(a, &cs->contests[i], now);
     }
-    if (w != NULL)
-      fresh[k].word = *w;
     k++;
   }
+  /* Neither a freeze nor a word now: the rule finds it thawed. */
   for (size_t i = 0; i < a->nfreezes; i++)
-    if (a->freezes[i].name[0] != '\0' && !isnan(a->freezes[i].since)) {
-      a->freezes[i].word.kind = TALLY_FREEZE_LIFTED;
+    if (a->freezes[i].name[0] != '\0' && !isnan(a->freezes[i].since))
       settle(a, &a->freezes[i], now);
-    }
   free(a->freezes);
   a->freezes = fresh;
   a->nfreezes = k;
