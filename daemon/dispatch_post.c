@@ -80,10 +80,8 @@ static void on_wait(tally_redis_t *r, redisReply *reply, void *priv) {
             "a post of %u jobs reached %lld of %u replicas within %d ms: "
             "posting them again",
             c->n, reply->integer, d->opt.wait_replicas, TALLY_WAIT_MS);
-  for (unsigned i = 0; i < c->n; i++)
-    c->jobs[i]->resent = true;
-  tally__requeue(d, c, JOB_POST);
-  free(c);
+  /* As a post without a reply: its jobs go again, marked resent. */
+  call_failed(d, r, c, JOB_POST, NULL);
   if (!d->closing)
     tally__flush(d);
 }
