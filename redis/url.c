@@ -356,6 +356,9 @@ static void redact(const char *url, char *out, size_t outlen, const char *mask,
   out[n] = '\0';
 }
 
+static int read_password(const char *path, const char *flag, char **out,
+                         char *err, size_t errlen);
+
 /* Settles one password of url (which: REDACT_DATA or REDACT_SENTINEL):
  * the URL's own or the first line of file (flag names it), into the
  * environment variable env; *clean gets the URL without it. */
@@ -393,14 +396,7 @@ static int settle_password(const char *url, const char *file, const char *flag,
                shown, which == REDACT_DATA ? "" : "sentinels' ", flag);
       rc = TALLY_EINVAL;
     } else {
-      rc = tally_redis_read_password(file, &password, err, errlen);
-      if (rc != 0 && which == REDACT_SENTINEL &&
-          strncmp(err, "--redis-password-file", 21) == 0) {
-        /* The message names the flag given. */
-        char again[600];
-        snprintf(again, sizeof(again), "%s%s", flag, err + 21);
-        snprintf(err, errlen, "%s", again);
-      }
+      rc = read_password(file, flag, &password, err, errlen);
     }
   }
   if (rc == 0 && password != NULL && setenv(env, password, 1) != 0) {
@@ -440,21 +436,24 @@ int tally_redis_sentinel_credentials(const char *url,
 
 int tally_redis_read_password(const char *path, char **out, char *err,
                               size_t errlen) {
+  return read_password(path, "--redis-password-file", out, err, errlen);
+}
+
+/* tally_redis_read_password, its messages naming flag. */
+static int read_password(const char *path, const char *flag, char **out,
+                         char *err, size_t errlen) {
   *out = NULL;
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) {
-    snprintf(err, errlen, "--redis-password-file %s: %s", path,
-             strerror(errno));
+    snprintf(err, errlen, "%s %s: %s", flag, path, strerror(errno));
     if (fd >= 0)
       close(fd);
     return TALLY_EIO;
   }
   if (!S_ISREG(st.st_mode) || st.st_size > 4096) {
-    snprintf(err, errlen,
-             "--redis-password-file %s: not a regular file of at most 4096 "
-             "bytes",
-             path);
+    snprintf(err, errlen, "%s %s: not a regular file of at most 4096 bytes",
+             flag, path);
     close(fd);
     return TALLY_EINVAL;
   }
@@ -462,8 +461,7 @@ int tally_redis_read_password(const char *path, char **out, char *err,
   ssize_t n = read(fd, buf, sizeof(buf) - 1);
   close(fd);
   if (n < 0) {
-    snprintf(err, errlen, "--redis-password-file %s: %s", path,
-             strerror(errno));
+    snprintf(err, errlen, "%s %s: %s", flag, path, strerror(errno));
     return TALLY_EIO;
   }
   /* One line: a final newline (or CRLF) is not part of it. */
@@ -475,8 +473,7 @@ int tally_redis_read_password(const char *path, char **out, char *err,
   int rc = 0;
   if (n == 0 || memchr(buf, '\0', (size_t)n) != NULL ||
       memchr(buf, '\n', (size_t)n) != NULL) {
-    snprintf(err, errlen,
-             "--redis-password-file %s: must hold the password on one line",
+    snprintf(err, errlen, "%s %s: must hold the password on one line", flag,
              path);
     rc = TALLY_EINVAL;
   } else if ((*out = strdup(buf)) == NULL) {
