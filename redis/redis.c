@@ -182,6 +182,24 @@ static const char *where(const tally_redis_t *r, char *buf, size_t len) {
   return buf;
 }
 
+/* AUTH [USER] PASSWORD into argv (3 slots); returns argc. */
+static int auth_argv(const char **argv, const char *user,
+                     const char *password) {
+  int argc = 0;
+  argv[argc++] = "AUTH";
+  if (user != NULL)
+    argv[argc++] = user;
+  argv[argc++] = password;
+  return argc;
+}
+
+/* Whether a ROLE reply says master. */
+static bool says_master(const redisReply *r) {
+  return r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+         r->element[0]->type == REDIS_REPLY_STRING &&
+         strcmp(r->element[0]->str, "master") == 0;
+}
+
 /* With sentinels, a failure moves to the next sentinel at once while some
  * of this round are left; after a round, or a failure of the master's
  * connection, the master is asked for again after the backoff. */
@@ -321,8 +339,7 @@ static void on_step(tally_redis_t *r, redisReply *reply, void *privdata) {
         reply->type == REDIS_REPLY_ARRAY && reply->elements > 0
             ? reply->element[0]
             : NULL;
-    if (role != NULL && role->type == REDIS_REPLY_STRING &&
-        strcmp(role->str, "master") == 0) {
+    if (says_master(reply)) {
       mark_up(r);
       return;
     }
@@ -360,10 +377,7 @@ static void next_step(tally_redis_t *r, int done) {
   if (r->via_sentinel && done < STEP_SAUTH &&
       r->addr.sentinel_password != NULL) {
     step = STEP_SAUTH;
-    argv[argc++] = "AUTH";
-    if (r->addr.sentinel_user != NULL)
-      argv[argc++] = r->addr.sentinel_user;
-    argv[argc++] = r->addr.sentinel_password;
+    argc = auth_argv(argv, r->addr.sentinel_user, r->addr.sentinel_password);
   } else if (r->via_sentinel) {
     step = STEP_SQUERY;
     argv[argc++] = "SENTINEL";
@@ -371,10 +385,7 @@ static void next_step(tally_redis_t *r, int done) {
     argv[argc++] = r->addr.master;
   } else if (done < STEP_AUTH && r->addr.password != NULL) {
     step = STEP_AUTH;
-    argv[argc++] = "AUTH";
-    if (r->addr.user != NULL)
-      argv[argc++] = r->addr.user;
-    argv[argc++] = r->addr.password;
+    argc = auth_argv(argv, r->addr.user, r->addr.password);
   } else if (done < STEP_SELECT && r->addr.db != 0) {
     step = STEP_SELECT;
     snprintf(db, sizeof(db), "%d", r->addr.db);
@@ -544,11 +555,9 @@ static void start_sub(tally_redis_t *r) {
   redisAsyncSetDisconnectCallback(ac, on_sub_disconnect);
   glue_add_write(ac->ev.data);
   if (r->addr.sentinel_password != NULL) {
-    const char *argv[3] = {"AUTH"};
-    int argc = 1;
-    if (r->addr.sentinel_user != NULL)
-      argv[argc++] = r->addr.sentinel_user;
-    argv[argc++] = r->addr.sentinel_password;
+    const char *argv[3];
+    int argc =
+        auth_argv(argv, r->addr.sentinel_user, r->addr.sentinel_password);
     redisAsyncCommandArgv(ac, NULL, NULL, argc, argv, NULL);
   }
   redisAsyncCommand(ac, on_switch, r, "SUBSCRIBE +switch-master");
@@ -754,11 +763,8 @@ static int ask_sentinels_sync(const tally_redis_url_t *u, struct timeval tv,
     }
     redisReply *r = NULL;
     if (u->sentinel_password != NULL) {
-      const char *argv[3] = {"AUTH"};
-      int argc = 1;
-      if (u->sentinel_user != NULL)
-        argv[argc++] = u->sentinel_user;
-      argv[argc++] = u->sentinel_password;
+      const char *argv[3];
+      int argc = auth_argv(argv, u->sentinel_user, u->sentinel_password);
       r = redisCommandArgv(c, argc, argv, NULL);
       if (r == NULL || r->type == REDIS_REPLY_ERROR) {
         snprintf(last, sizeof(last),
@@ -830,10 +836,7 @@ redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
     const char *argv[3];
     int argc = 0;
     if (step == STEP_AUTH && u->password != NULL) {
-      argv[argc++] = "AUTH";
-      if (u->user != NULL)
-        argv[argc++] = u->user;
-      argv[argc++] = u->password;
+      argc = auth_argv(argv, u->user, u->password);
     } else if (step == STEP_SELECT && u->db != 0) {
       argv[argc++] = "SELECT";
       argv[argc++] = db;
@@ -860,10 +863,7 @@ redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
   if (u->nsentinels > 0) {
     /* The address the sentinels gave must be the master now. */
     redisReply *r = redisCommand(c, "ROLE");
-    bool master = r != NULL && r->type == REDIS_REPLY_ARRAY &&
-                  r->elements > 0 &&
-                  r->element[0]->type == REDIS_REPLY_STRING &&
-                  strcmp(r->element[0]->str, "master") == 0;
+    bool master = says_master(r);
     if (!master)
       snprintf(err, errlen,
                "Redis at %s: %s:%d, which the sentinels name as master %s, "
