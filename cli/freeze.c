@@ -55,21 +55,7 @@ static double now_seconds(void) {
 }
 
 const char *cli_time_text(double t, char *buf, size_t len) {
-  time_t s = (time_t)floor(t);
-  struct tm tm;
-  if (!isfinite(t) || gmtime_r(&s, &tm) == NULL) {
-    snprintf(buf, len, "?");
-    return buf;
-  }
-  char date[32];
-  strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-  long ms = lround((t - (double)s) * 1000);
-  if (ms >= 1000)
-    ms = 999;
-  if (ms > 0)
-    snprintf(buf, len, "%s.%03ldZ", date, ms);
-  else
-    snprintf(buf, len, "%sZ", date);
+  tally_rfc3339_text(t, buf, len);
   return buf;
 }
 

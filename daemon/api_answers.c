@@ -20,18 +20,8 @@ static void put_time(tally_buf_t *b, double t) {
     tally_buf_puts(b, "null");
     return;
   }
-  time_t s = (time_t)floor(t);
-  struct tm tm;
-  gmtime_r(&s, &tm);
   char text[64];
-  strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
-  double frac = t - floor(t);
-  if (frac > 0) {
-    char f[16];
-    snprintf(f, sizeof(f), "%.3f", frac);
-    strncat(text, f + 1, sizeof(text) - strlen(text) - 1);
-  }
-  strncat(text, "Z", sizeof(text) - strlen(text) - 1);
+  tally_rfc3339_text(t, text, sizeof(text));
   tally_json_str(b, text);
 }
 

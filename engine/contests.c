@@ -115,6 +115,24 @@ int tally_rfc3339(const char *s, double *out) {
   return 0;
 }
 
+void tally_rfc3339_text(double t, char *buf, size_t len) {
+  time_t s = (time_t)floor(t);
+  struct tm tm;
+  if (!isfinite(t) || gmtime_r(&s, &tm) == NULL) {
+    snprintf(buf, len, "?");
+    return;
+  }
+  char text[64];
+  strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
+  double frac = t - floor(t);
+  if (frac > 0) {
+    char f[16];
+    snprintf(f, sizeof(f), "%.3f", frac);
+    strncat(text, f + 1, sizeof(text) - strlen(text) - 1);
+  }
+  snprintf(buf, len, "%sZ", text);
+}
+
 void tally_contest_free(tally_contest_t *c) {
   free(c->name);
   free(c->title);

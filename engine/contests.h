@@ -105,4 +105,9 @@ bool tally_contest_has_task(const tally_contest_t *c, const char *task);
  * or -1 when s is not one. */
 int tally_rfc3339(const char *s, double *out);
 
+/* Writes t (seconds since the epoch) as an RFC 3339 UTC time into buf
+ * (len bytes; 40 is enough): "2026-11-27T09:00:00Z", with ".mmm" before
+ * the Z when t has a fraction of a second. */
+void tally_rfc3339_text(double t, char *buf, size_t len);
+
 #endif
