@@ -107,7 +107,7 @@ static int start_sentinel(ts_group_t *g, int i) {
           "port %d\nbind 127.0.0.1\nunixsocket %s\ndir %s\n"
           "sentinel monitor " TS_MASTER " 127.0.0.1 %d 2\n"
           "sentinel down-after-milliseconds " TS_MASTER " 1000\n"
-          "sentinel failover-timeout " TS_MASTER " 4000\n"
+          "sentinel failover-timeout " TS_MASTER " 10000\n"
           "sentinel parallel-syncs " TS_MASTER " 2\n",
           n->port, n->sock, g->dir, g->data[0].port);
   fclose(f);
@@ -115,6 +115,8 @@ static int start_sentinel(ts_group_t *g, int i) {
 }
 
 int ts_start(ts_group_t *g, int ndata, int nsentinels) {
+  /* A connection a failover closed answers EPIPE, not a signal. */
+  signal(SIGPIPE, SIG_IGN);
   memset(g, 0, sizeof(*g));
   snprintf(g->dir, sizeof(g->dir), "/tmp/tally-sentinel-XXXXXX");
   if (mkdtemp(g->dir) == NULL || ndata > TS_MAX || nsentinels > TS_MAX)
@@ -219,6 +221,38 @@ int ts_master_index(ts_group_t *g) {
   return -1;
 }
 
+/* Whether every running sentinel names the master at port and has no
+ * failover in progress (its flags are "master" alone): a failover that
+ * a sentinel aborted could otherwise promote another replica later and
+ * close the connections of the one a test has just found. */
+static bool settled(ts_group_t *g, int port) {
+  for (int s = 0; s < g->nsentinels; s++) {
+    if (g->sentinels[s].pid <= 0)
+      continue;
+    redisContext *c = unix_ctx(g->sentinels[s].sock);
+    if (c == NULL)
+      return false;
+    redisReply *r = redisCommand(c, "SENTINEL master " TS_MASTER);
+    bool flags = false, at = false;
+    for (size_t k = 0;
+         r != NULL && r->type == REDIS_REPLY_ARRAY && k + 1 < r->elements;
+         k += 2) {
+      const redisReply *name = r->element[k], *v = r->element[k + 1];
+      if (name->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+        continue;
+      if (strcmp(name->str, "flags") == 0)
+        flags = strcmp(v->str, "master") == 0;
+      else if (strcmp(name->str, "port") == 0)
+        at = atoi(v->str) == port;
+    }
+    freeReplyObject(r);
+    redisFree(c);
+    if (!flags || !at)
+      return false;
+  }
+  return true;
+}
+
 int ts_wait_failover(ts_group_t *g, int old, int timeout_ms) {
   for (int waited = 0; waited < timeout_ms; waited += 100) {
     for (int s = 0; s < g->nsentinels; s++) {
@@ -235,7 +269,8 @@ int ts_wait_failover(ts_group_t *g, int old, int timeout_ms) {
       freeReplyObject(r);
       redisFree(c);
       for (int i = 0; i < g->ndata; i++)
-        if (i != old && g->data[i].port == port && ts_master_index(g) == i)
+        if (i != old && g->data[i].port == port && ts_master_index(g) == i &&
+            settled(g, port))
           return i;
     }
     sleep_ms(100);

@@ -33,7 +33,8 @@ typedef struct ts_group_s {
 } ts_group_t;
 
 /* Starts ndata data nodes (the first the master, the others its
- * replicas) and nsentinels sentinels (quorum 2, down after 1 s), and
+ * replicas) and nsentinels sentinels (quorum 2, down after 1 s), ignores
+ * SIGPIPE (a failover closes clients' connections), and
  * waits until the replicas are in sync and every sentinel knows the
  * others and the replicas. Returns 0, or -1 with the cause on stderr. */
 int ts_start(ts_group_t *g, int ndata, int nsentinels);
@@ -49,7 +50,8 @@ int ts_restart_sentinel(ts_node_t *n);
  * running, or -1. */
 int ts_master_index(ts_group_t *g);
 /* Waits up to timeout_ms until the sentinels name a master other than
- * data[old] and that node says it is master. Returns its index, or -1. */
+ * data[old], that node says it is master, and no sentinel has a
+ * failover in progress. Returns its index, or -1. */
 int ts_wait_failover(ts_group_t *g, int old, int timeout_ms);
 
 /* A connection to data node i (asserting nothing; NULL on failure). */
