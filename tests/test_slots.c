@@ -1,6 +1,7 @@
 /* Redis Cluster's key slots (redis/slots.c) against a real redis-server in
  * cluster mode (CLUSTER KEYSLOT), over random keys full of braces, and the
  * CRC16 check value. */
+#include "cluster_fixture.h"
 #include "redis/slots.h"
 #include "redis_fixture.h"
 
@@ -163,45 +164,14 @@ Test(slots, reads_redirections) {
  * read from any node sends each key to the master that takes it, and a
  * wrong node's MOVED names the same master. */
 Test(slots, follows_a_real_clusters_map) {
-  char dir[64] = "/tmp/tally-cluster-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
-  pid_t pids[3];
+  tk_cluster_t k;
+  cr_assert_eq(tk_start(&k, 3, 0), 0, "the cluster did not start");
   int ports[3];
   char socks[3][300];
-  char create[1200];
-  int len = snprintf(create, sizeof(create),
-                     "redis-cli --cluster create --cluster-yes");
   for (int i = 0; i < 3; i++) {
-    /* The cluster bus listens on the port + 10000. */
-    do
-      ports[i] = tr_free_port();
-    while (ports[i] > 55000);
-    char port[16], conf[300], sub[260];
-    snprintf(port, sizeof(port), "%d", ports[i]);
-    snprintf(sub, sizeof(sub), "%s/n%d", dir, i);
-    mkdir(sub, 0700);
-    snprintf(conf, sizeof(conf), "%s/nodes.conf", sub);
-    snprintf(socks[i], sizeof(socks[i]), "%s/redis.sock", sub);
-    const char *args[] = {"--port",
-                          port,
-                          "--bind",
-                          "127.0.0.1",
-                          "--dir",
-                          sub,
-                          "--save",
-                          "",
-                          "--cluster-enabled",
-                          "yes",
-                          "--cluster-config-file",
-                          conf,
-                          NULL};
-    pids[i] = tr_redis_spawn(NULL, socks[i], args, NULL);
-    cr_assert(pids[i] > 0);
-    len += snprintf(create + len, sizeof(create) - (size_t)len, " 127.0.0.1:%d",
-                    ports[i]);
+    ports[i] = k.nodes[i].port;
+    snprintf(socks[i], sizeof(socks[i]), "%s", k.nodes[i].sock);
   }
-  snprintf(create + len, sizeof(create) - (size_t)len, " >/dev/null 2>&1");
-  cr_assert_eq(system(create), 0, "%s", create);
   redisContext *c = redisConnectUnix(socks[0]);
   cr_assert(c != NULL && c->err == 0);
   tally_slot_map_t m = {0};
@@ -213,32 +183,17 @@ Test(slots, follows_a_real_clusters_map) {
     freeReplyObject(r);
     cr_assert_eq(rc, 0, "%s", err);
     size_t covered = 0;
-    for (size_t k = 0; k < m.n; k++)
-      covered += m.ranges[k].to - m.ranges[k].from + 1;
+    for (size_t j = 0; j < m.n; j++)
+      covered += m.ranges[j].to - m.ranges[j].from + 1;
     if (covered == TALLY_CLUSTER_SLOTS)
       break;
     tally_slot_map_free(&m);
     usleep(100000);
   }
   cr_assert(m.n >= 3, "the map never covered every slot");
-  /* And every node says the cluster is ok (until then: CLUSTERDOWN). */
-  for (int i = 0; i < 3; i++) {
-    redisContext *n = redisConnectUnix(socks[i]);
-    bool ok = false;
-    for (int tries = 0; tries < 300 && !ok; tries++) {
-      redisReply *x = redisCommand(n, "CLUSTER INFO");
-      ok = x != NULL && x->type == REDIS_REPLY_STRING && x->str != NULL &&
-           strstr(x->str, "cluster_state:ok") != NULL;
-      freeReplyObject(x);
-      if (!ok)
-        usleep(100000);
-    }
-    redisFree(n);
-    cr_assert(ok, "node %d never said cluster_state:ok", i);
-  }
-  for (int k = 0; k < 300; k++) {
+  for (int n = 0; n < 300; n++) {
     char key[32];
-    snprintf(key, sizeof(key), "tally:{c%d}:ranking", k);
+    snprintf(key, sizeof(key), "tally:{c%d}:ranking", n);
     unsigned slot = tally_key_slot(key, strlen(key));
     const tally_slot_range_t *r = tally_slot_map_find(&m, slot);
     cr_assert_not_null(r);
@@ -268,11 +223,5 @@ Test(slots, follows_a_real_clusters_map) {
   }
   tally_slot_map_free(&m);
   redisFree(c);
-  for (int i = 0; i < 3; i++) {
-    kill(pids[i], SIGKILL);
-    waitpid(pids[i], NULL, 0);
-  }
-  char rm[100];
-  snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
-  cr_expect_eq(system(rm), 0);
+  tk_stop(&k);
 }
