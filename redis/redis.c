@@ -3,6 +3,7 @@
  * hiredis, and every command and connect has a watchdog. */
 #include "redis/redis.h"
 #include "config/error.h"
+#include "redis/redis_int.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -182,9 +183,8 @@ static const char *where(const tally_redis_t *r, char *buf, size_t len) {
   return buf;
 }
 
-/* AUTH [USER] PASSWORD into argv (3 slots); returns argc. */
-static int auth_argv(const char **argv, const char *user,
-                     const char *password) {
+int tally__redis_auth_argv(const char **argv, const char *user,
+                           const char *password) {
   int argc = 0;
   argv[argc++] = "AUTH";
   if (user != NULL)
@@ -193,8 +193,7 @@ static int auth_argv(const char **argv, const char *user,
   return argc;
 }
 
-/* Whether a ROLE reply says master. */
-static bool says_master(const redisReply *r) {
+bool tally__redis_says_master(const redisReply *r) {
   return r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
          r->element[0]->type == REDIS_REPLY_STRING &&
          strcmp(r->element[0]->str, "master") == 0;
@@ -339,7 +338,7 @@ static void on_step(tally_redis_t *r, redisReply *reply, void *privdata) {
         reply->type == REDIS_REPLY_ARRAY && reply->elements > 0
             ? reply->element[0]
             : NULL;
-    if (says_master(reply)) {
+    if (tally__redis_says_master(reply)) {
       mark_up(r);
       return;
     }
@@ -377,7 +376,8 @@ static void next_step(tally_redis_t *r, int done) {
   if (r->via_sentinel && done < STEP_SAUTH &&
       r->addr.sentinel_password != NULL) {
     step = STEP_SAUTH;
-    argc = auth_argv(argv, r->addr.sentinel_user, r->addr.sentinel_password);
+    argc = tally__redis_auth_argv(argv, r->addr.sentinel_user,
+                                  r->addr.sentinel_password);
   } else if (r->via_sentinel) {
     step = STEP_SQUERY;
     argv[argc++] = "SENTINEL";
@@ -385,7 +385,7 @@ static void next_step(tally_redis_t *r, int done) {
     argv[argc++] = r->addr.master;
   } else if (done < STEP_AUTH && r->addr.password != NULL) {
     step = STEP_AUTH;
-    argc = auth_argv(argv, r->addr.user, r->addr.password);
+    argc = tally__redis_auth_argv(argv, r->addr.user, r->addr.password);
   } else if (done < STEP_SELECT && r->addr.db != 0) {
     step = STEP_SELECT;
     snprintf(db, sizeof(db), "%d", r->addr.db);
@@ -556,8 +556,8 @@ static void start_sub(tally_redis_t *r) {
   glue_add_write(ac->ev.data);
   if (r->addr.sentinel_password != NULL) {
     const char *argv[3];
-    int argc =
-        auth_argv(argv, r->addr.sentinel_user, r->addr.sentinel_password);
+    int argc = tally__redis_auth_argv(argv, r->addr.sentinel_user,
+                                      r->addr.sentinel_password);
     redisAsyncCommandArgv(ac, NULL, NULL, argc, argv, NULL);
   }
   redisAsyncCommand(ac, on_switch, r, "SUBSCRIBE +switch-master");
@@ -743,144 +743,4 @@ void tally_redis_close(tally_redis_t *r, void (*close_cb)(tally_redis_t *r)) {
   drop_context(r);
   tally__redis_drop_sub(r);
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
-}
-
-/* Asks u's sentinels in turn for the master's address, into host (64
- * bytes) and *port. Returns 0, or -1 with err saying what each sentinel
- * answered last. */
-static int ask_sentinels_sync(const tally_redis_url_t *u, struct timeval tv,
-                              char *host, int *port, char *err, size_t errlen) {
-  char last[400] = "no sentinel";
-  for (size_t i = 0; i < u->nsentinels; i++) {
-    const tally_redis_addr_t *s = &u->sentinels[i];
-    redisContext *c = redisConnectWithTimeout(s->host, s->port, tv);
-    if (c == NULL || c->err || redisSetTimeout(c, tv) != REDIS_OK) {
-      snprintf(last, sizeof(last), "sentinel %s:%d: %s", s->host, s->port,
-               c ? c->errstr : "out of memory");
-      if (c != NULL)
-        redisFree(c);
-      continue;
-    }
-    redisReply *r = NULL;
-    if (u->sentinel_password != NULL) {
-      const char *argv[3];
-      int argc = auth_argv(argv, u->sentinel_user, u->sentinel_password);
-      r = redisCommandArgv(c, argc, argv, NULL);
-      if (r == NULL || r->type == REDIS_REPLY_ERROR) {
-        snprintf(last, sizeof(last),
-                 "sentinel %s:%d: AUTH as user %s failed: %s", s->host, s->port,
-                 u->sentinel_user ? u->sentinel_user : "default",
-                 r ? r->str : c->errstr);
-        if (r != NULL)
-          freeReplyObject(r);
-        redisFree(c);
-        continue;
-      }
-      freeReplyObject(r);
-    }
-    const char *q[] = {"SENTINEL", "get-master-addr-by-name", u->master};
-    r = redisCommandArgv(c, 3, q, NULL);
-    bool ok = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-              r->element[0]->type == REDIS_REPLY_STRING &&
-              r->element[1]->type == REDIS_REPLY_STRING;
-    if (ok) {
-      snprintf(host, 64, "%s", r->element[0]->str);
-      *port = (int)strtol(r->element[1]->str, NULL, 10);
-    } else {
-      snprintf(last, sizeof(last), "sentinel %s:%d does not know master %s: %s",
-               s->host, s->port, u->master,
-               r == NULL                      ? c->errstr
-               : r->type == REDIS_REPLY_ERROR ? r->str
-                                              : "no address");
-    }
-    if (r != NULL)
-      freeReplyObject(r);
-    redisFree(c);
-    if (ok)
-      return 0;
-  }
-  snprintf(err, errlen,
-           "Redis at %s: no sentinel gave the master's address "
-           "(last: %s)",
-           u->display, last);
-  return -1;
-}
-
-redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
-                                       uint64_t timeout_ms, char *err,
-                                       size_t errlen) {
-  struct timeval tv = {(time_t)(timeout_ms / 1000),
-                       (suseconds_t)(timeout_ms % 1000) * 1000};
-  char mhost[64];
-  int mport = 0;
-  if (u->nsentinels > 0 &&
-      ask_sentinels_sync(u, tv, mhost, &mport, err, errlen) != 0)
-    return NULL;
-  redisContext *c = u->nsentinels > 0
-                        ? redisConnectWithTimeout(mhost, mport, tv)
-                    : u->path ? redisConnectUnixWithTimeout(u->path, tv)
-                              : redisConnectWithTimeout(u->host, u->port, tv);
-  if (c == NULL) {
-    snprintf(err, errlen, "Redis at %s: out of memory", u->display);
-    return NULL;
-  }
-  if (c->err || redisSetTimeout(c, tv) != REDIS_OK) {
-    snprintf(err, errlen, "cannot connect to Redis at %s: %s", u->display,
-             c->errstr);
-    redisFree(c);
-    return NULL;
-  }
-  char db[16];
-  snprintf(db, sizeof(db), "%d", u->db);
-  for (int step = STEP_AUTH; step <= STEP_SELECT; step++) {
-    const char *argv[3];
-    int argc = 0;
-    if (step == STEP_AUTH && u->password != NULL) {
-      argc = auth_argv(argv, u->user, u->password);
-    } else if (step == STEP_SELECT && u->db != 0) {
-      argv[argc++] = "SELECT";
-      argv[argc++] = db;
-    } else {
-      continue;
-    }
-    redisReply *r = redisCommandArgv(c, argc, argv, NULL);
-    if (r != NULL && r->type != REDIS_REPLY_ERROR) {
-      freeReplyObject(r);
-      continue;
-    }
-    const char *why = r == NULL ? c->errstr : r->str;
-    if (step == STEP_AUTH)
-      snprintf(err, errlen, "Redis at %s: AUTH as user %s failed: %s",
-               u->display, u->user ? u->user : "default", why);
-    else
-      snprintf(err, errlen, "Redis at %s: SELECT %d failed: %s", u->display,
-               u->db, why);
-    if (r != NULL)
-      freeReplyObject(r);
-    redisFree(c);
-    return NULL;
-  }
-  if (u->nsentinels > 0) {
-    /* The address the sentinels gave must be the master now. */
-    redisReply *r = redisCommand(c, "ROLE");
-    bool master = says_master(r);
-    if (!master)
-      snprintf(err, errlen,
-               "Redis at %s: %s:%d, which the sentinels name as master %s, "
-               "is not a master (ROLE: %s); try again once the failover is "
-               "over",
-               u->display, mhost, mport, u->master,
-               r == NULL                      ? c->errstr
-               : r->type == REDIS_REPLY_ERROR ? r->str
-               : r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING
-                   ? r->element[0]->str
-                   : "no role");
-    if (r != NULL)
-      freeReplyObject(r);
-    if (!master) {
-      redisFree(c);
-      return NULL;
-    }
-  }
-  return c;
 }
