@@ -46,6 +46,7 @@ int tally_redis_init(uv_loop_t *loop, tally_redis_t *r, const char *url,
   r->connect_timeout_ms = 2000;
   r->backoff_min_ms = 100;
   r->backoff_max_ms = 5000;
+  r->follow_slot = -1;
   int rc = tally_redis_url_parse(&r->addr, url, err, errlen);
   if (rc == 0 && (r->url = strdup(url)) == NULL) {
     tally_redis_url_free(&r->addr);
@@ -172,6 +173,10 @@ static uint64_t jitter(tally_redis_t *r, uint64_t ms) {
 /* What r connects to now, for messages: the URL, or with sentinels the
  * sentinel asked or the master found. */
 static const char *where(const tally_redis_t *r, char *buf, size_t len) {
+  if (r->cluster && r->addr.host != NULL) {
+    snprintf(buf, len, "cluster node %s:%d", r->addr.host, r->addr.port);
+    return buf;
+  }
   if (r->addr.nsentinels == 0)
     return r->addr.display;
   if (r->via_sentinel) {
@@ -220,9 +225,38 @@ static bool next_sentinel(tally_redis_t *r) {
   return false;
 }
 
+/* Points r at a cluster node. */
+static int set_addr(tally_redis_t *r, const char *host, int port) {
+  char *h = strdup(host);
+  if (h == NULL)
+    return TALLY_ENOMEM;
+  free(r->addr.host);
+  free(r->addr.path);
+  r->addr.host = h;
+  r->addr.path = NULL;
+  r->addr.port = port;
+  return 0;
+}
+
+/* Following a slot: after a failure, the next node the last map named
+ * (the master may be gone; any node says where its slots went), unless a
+ * MOVED has set the address already. */
+static void next_node(tally_redis_t *r) {
+  r->hops = 0;
+  if (r->hop_set) {
+    r->hop_set = false;
+    return;
+  }
+  if (!r->cluster || r->nknown == 0)
+    return;
+  const tally_slot_addr_t *n = &r->known[r->kidx++ % r->nknown];
+  set_addr(r, n->host, n->port);
+}
+
 static void schedule_retry(tally_redis_t *r) {
   if (r->state == TALLY_REDIS_CLOSING)
     return;
+  next_node(r);
   if (next_sentinel(r))
     return;
   r->state = TALLY_REDIS_IDLE;
@@ -283,6 +317,80 @@ enum { STEP_AUTH = 1, STEP_SELECT = 2, STEP_PING = 3 };
  * for the master's address; then on the master the steps above, with
  * ROLE in place of PING, which must say "master". */
 enum { STEP_SAUTH = 4, STEP_SQUERY = 5, STEP_ROLE = 6 };
+/* Following a slot: CLUSTER SLOTS after the login; on a cluster node,
+ * up only on the slot's master, else on to it. */
+enum { STEP_SLOTS = 7 };
+
+/* The CLUSTER SLOTS reply of a connection following a slot. */
+static void slots_reply(tally_redis_t *r, const redisReply *reply) {
+  char why[512], buf[200];
+  if (reply->type == REDIS_REPLY_ERROR) {
+    /* One server (or a user not allowed to ask, who cannot be on a
+     * cluster either): nothing to follow. */
+    if (strstr(reply->str, "cluster support disabled") != NULL ||
+        strncmp(reply->str, "NOPERM", 6) == 0 ||
+        strncmp(reply->str, "ERR unknown command", 19) == 0) {
+      r->cluster = false;
+      mark_up(r);
+      return;
+    }
+    snprintf(why, sizeof(why), "CLUSTER SLOTS on %s: %s",
+             where(r, buf, sizeof(buf)), reply->str);
+    tally_redis_reset(r, why);
+    return;
+  }
+  tally_slot_map_t m;
+  char err[200];
+  if (tally_slot_map_read(reply, &m, err, sizeof(err)) != 0) {
+    snprintf(why, sizeof(why), "%s: %s", where(r, buf, sizeof(buf)), err);
+    tally_redis_reset(r, why);
+    return;
+  }
+  r->cluster = true;
+  size_t n = tally_slot_nodes(reply, r->known, TALLY_REDIS_MAX_KNOWN);
+  if (n > 0)
+    r->nknown = n;
+  const tally_slot_range_t *range =
+      tally_slot_map_find(&m, (unsigned)r->follow_slot);
+  char host[64] = "";
+  int port = 0;
+  if (range != NULL) {
+    snprintf(host, sizeof(host), "%s",
+             range->host[0] ? range->host
+             : r->addr.host ? r->addr.host
+                            : "");
+    port = range->port;
+  }
+  tally_slot_map_free(&m);
+  if (host[0] == '\0') {
+    snprintf(why, sizeof(why),
+             "no master of the cluster serves slot %d yet "
+             "(%s)",
+             r->follow_slot, where(r, buf, sizeof(buf)));
+    tally_redis_reset(r, why);
+    return;
+  }
+  if (r->addr.path == NULL && r->addr.host != NULL &&
+      strcmp(host, r->addr.host) == 0 && port == r->addr.port) {
+    char master[64];
+    snprintf(master, sizeof(master), "%s:%d", host, port);
+    if (r->master[0] != '\0' && strcmp(master, r->master) != 0)
+      r->failovers++;
+    snprintf(r->master, sizeof(r->master), "%s", master);
+    mark_up(r);
+    return;
+  }
+  if (++r->hops > 8 || set_addr(r, host, port) != 0) {
+    snprintf(why, sizeof(why),
+             "slot %d: the cluster's nodes do not agree "
+             "on its master (%s)",
+             r->follow_slot, where(r, buf, sizeof(buf)));
+    tally_redis_reset(r, why);
+    return;
+  }
+  drop_context(r);
+  connect_now(r);
+}
 
 /* The sentinel answered the master's address: connect to it at once. */
 static void found_master(tally_redis_t *r, const redisReply *reply) {
@@ -331,6 +439,10 @@ static void on_step(tally_redis_t *r, redisReply *reply, void *privdata) {
   }
   if (step == STEP_SQUERY) {
     found_master(r, reply);
+    return;
+  }
+  if (step == STEP_SLOTS) {
+    slots_reply(r, reply);
     return;
   }
   if (step == STEP_ROLE) {
@@ -391,6 +503,10 @@ static void next_step(tally_redis_t *r, int done) {
     snprintf(db, sizeof(db), "%d", r->addr.db);
     argv[argc++] = "SELECT";
     argv[argc++] = db;
+  } else if (r->follow_slot >= 0 && r->addr.nsentinels == 0) {
+    step = STEP_SLOTS;
+    argv[argc++] = "CLUSTER";
+    argv[argc++] = "SLOTS";
   } else if (r->addr.nsentinels > 0) {
     step = STEP_ROLE;
     argv[argc++] = "ROLE";
@@ -614,8 +730,25 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *privdata) {
   bool demoted = r->addr.nsentinels > 0 && x != NULL &&
                  x->type == REDIS_REPLY_ERROR &&
                  strncmp(x->str, "READONLY", 8) == 0;
+  /* A slot followed has moved: on to its new master, once the caller has
+   * seen the refusal. */
+  bool ask = false, moved = false;
+  unsigned slot = 0;
+  char host[64];
+  int port = 0;
+  if (r->cluster && x != NULL && x->type == REDIS_REPLY_ERROR)
+    moved =
+        tally_redirect_parse(x->str, x->len, &ask, &slot, host, &port) && !ask;
   c->cb(r, reply, c->privdata);
   free(c);
+  if (moved && r->ac == ac && r->state == TALLY_REDIS_UP &&
+      set_addr(r, host, port) == 0) {
+    char why[160];
+    snprintf(why, sizeof(why), "slot %u moved to %s:%d", slot, host, port);
+    r->hop_set = true;
+    tally_redis_reset(r, why);
+    return;
+  }
   if (demoted && r->ac == ac && r->state == TALLY_REDIS_UP)
     tally_redis_reset(r, "the master turned replica (READONLY): asking the "
                          "sentinels again");

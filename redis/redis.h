@@ -10,6 +10,8 @@
 #include <hiredis/hiredis.h>
 #include <uv.h>
 
+#include "redis/slots.h"
+
 typedef struct tally_redis_s tally_redis_t;
 
 /* The environment variable that holds the password when the URL has
@@ -19,6 +21,9 @@ typedef struct tally_redis_s tally_redis_t;
 #define TALLY_REDIS_PASSWORD_ENV "TALLY_REDIS_PASSWORD"
 /* The same for the sentinels' password (sentinel:// URLs). */
 #define TALLY_SENTINEL_PASSWORD_ENV "TALLY_SENTINEL_PASSWORD"
+
+/* The most cluster nodes a connection that follows a slot remembers. */
+#define TALLY_REDIS_MAX_KNOWN 32
 
 /* The most sentinels one URL may name. */
 #define TALLY_REDIS_MAX_SENTINELS 16
@@ -121,6 +126,13 @@ struct tally_redis_s {
    * with the next attempt delay_ms away. May be NULL. */
   void (*on_retry)(tally_redis_t *r, const char *why, uint64_t delay_ms);
   void *data; /* the user's */
+  /* A Redis Cluster slot (0..16383) to follow, or -1 (the default). When
+   * the server turns out to be a cluster node (it answers CLUSTER SLOTS),
+   * the connection goes to the master serving that slot, and goes there
+   * again after a MOVED reply or a lost connection, asking any node it has
+   * seen in the map where the slot is now. On one server it changes
+   * nothing. Not with sentinel:// URLs. */
+  int follow_slot;
 
   /* Read-only for users. */
   int state;
@@ -129,10 +141,12 @@ struct tally_redis_s {
   uint64_t failures; /* attempts or connections that failed */
   uint64_t streak;   /* retries since the connection was last up */
   uint64_t ups;      /* times the connection came up (reconnects + 1) */
-  /* sentinel:// only: the master followed ("IP:PORT", "" until found),
-   * and how many times it changed (failovers followed). */
+  /* sentinel:// (or a followed slot): the master followed ("IP:PORT", ""
+   * until found), and how many times it changed (failovers, and slot
+   * moves, followed). */
   char master[64];
   uint64_t failovers;
+  bool cluster; /* follow_slot set and the server is a cluster node */
 
   /* Private. */
   uv_loop_t *loop;
@@ -148,6 +162,13 @@ struct tally_redis_s {
   size_t sidx, sasked, sgood;
   redisAsyncContext *sub;
   uint64_t sub_retry_at;
+  /* A followed slot: the nodes the last map named, the next to try after
+   * a failure, the hops from node to node since the last up, and whether
+   * the next attempt's address is set already (a MOVED). */
+  tally_slot_addr_t known[TALLY_REDIS_MAX_KNOWN];
+  size_t nknown, kidx;
+  unsigned hops;
+  bool hop_set;
   uv_timer_t timer; /* backoff and watchdog */
   uint64_t backoff_ms;
   uint64_t connect_deadline;

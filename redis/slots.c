@@ -132,6 +132,36 @@ const tally_slot_range_t *tally_slot_map_find(const tally_slot_map_t *m,
   return lo < m->n && m->ranges[lo].from <= slot ? &m->ranges[lo] : NULL;
 }
 
+size_t tally_slot_nodes(const redisReply *slots, tally_slot_addr_t *out,
+                        size_t max) {
+  size_t n = 0;
+  if (slots == NULL || slots->type != REDIS_REPLY_ARRAY)
+    return 0;
+  for (size_t i = 0; i < slots->elements; i++) {
+    const redisReply *e = slots->element[i];
+    for (size_t k = 2; e->type == REDIS_REPLY_ARRAY && k < e->elements; k++) {
+      const redisReply *node = e->element[k];
+      unsigned port = 0;
+      if (node->type != REDIS_REPLY_ARRAY || node->elements < 2 ||
+          node->element[0]->type != REDIS_REPLY_STRING ||
+          node->element[0]->len == 0 ||
+          node->element[0]->len >= sizeof(out->host) ||
+          strcmp(node->element[0]->str, "?") == 0 ||
+          !int_in(node->element[1], 65535, &port) || port == 0)
+        continue;
+      bool seen = false;
+      for (size_t j = 0; j < n && !seen; j++)
+        seen = out[j].port == (int)port &&
+               strcmp(out[j].host, node->element[0]->str) == 0;
+      if (seen || n == max)
+        continue;
+      snprintf(out[n].host, sizeof(out[n].host), "%s", node->element[0]->str);
+      out[n++].port = (int)port;
+    }
+  }
+  return n;
+}
+
 bool tally_redirect_parse(const char *err, size_t len, bool *ask,
                           unsigned *slot, char *host, int *port) {
   size_t skip;

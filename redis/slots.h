@@ -48,6 +48,18 @@ void tally_slot_map_free(tally_slot_map_t *m);
 const tally_slot_range_t *tally_slot_map_find(const tally_slot_map_t *m,
                                               unsigned slot);
 
+/* A node's address in a CLUSTER SLOTS reply. */
+typedef struct tally_slot_addr_s {
+  char host[64];
+  int port;
+} tally_slot_addr_t;
+
+/* Every distinct node address a CLUSTER SLOTS reply names, masters and
+ * replicas, into out (max at most; "?" and malformed entries skipped).
+ * Returns how many. */
+size_t tally_slot_nodes(const redisReply *slots, tally_slot_addr_t *out,
+                        size_t max);
+
 /* Reads a redirection error ("MOVED 3999 127.0.0.1:6381" or "ASK ..."):
  * whether it is ASK, the slot and the address (host 64 bytes; an IPv6
  * address without brackets). Returns false for any other text. */

@@ -268,3 +268,98 @@ Test(cluster, follows_a_failover) {
   cr_expect(ready, "%s", why);
   cr_expect_eq(cl.masters, 3);
 }
+
+/* One tally_redis_t following a slot (what tallyd's connections for a
+ * queue do): given a node that does not serve the slot, it connects to
+ * the one that does; after the slot migrates, a MOVED takes it to the new
+ * master; after that master is SIGKILLed, to its promoted replica. */
+static void on_plain(tally_redis_t *r, redisReply *reply, void *privdata) {
+  got_t *g = privdata;
+  g->done = true;
+  if (reply == NULL) {
+    snprintf(g->why, sizeof(g->why), "%s", r->why);
+    return;
+  }
+  g->type = reply->type;
+  if (reply->str != NULL)
+    snprintf(g->str, sizeof(g->str), "%.*s", (int)reply->len, reply->str);
+}
+
+static got_t plain(tally_redis_t *r, const char *a, const char *b,
+                   const char *c) {
+  const char *argv[] = {a, b, c};
+  size_t lens[] = {strlen(a), strlen(b), c ? strlen(c) : 0};
+  got_t g = {0};
+  if (tally_redis_command(r, 3000, on_plain, &g, c ? 3 : 2, argv, lens) != 0)
+    return g;
+  run_until(&g.done, 5000);
+  return g;
+}
+
+/* Runs the loop until r is up on the master at port, or timeout_ms. */
+static bool up_on(tally_redis_t *r, int port, int timeout_ms) {
+  char want[64];
+  snprintf(want, sizeof(want), "127.0.0.1:%d", port);
+  uint64_t end = uv_now(&loop) + (uint64_t)timeout_ms;
+  while (uv_now(&loop) < end) {
+    if (r->state == TALLY_REDIS_UP && strcmp(r->master, want) == 0)
+      return true;
+    uv_run(&loop, UV_RUN_ONCE);
+  }
+  return false;
+}
+
+static void plain_closed(tally_redis_t *r) {
+  (void)r;
+}
+
+Test(cluster, a_connection_follows_its_slot) {
+  cr_assert_eq(tk_start(&kc, 3, 1), 0);
+  have_cluster = true;
+  const char *key = "tally:{follow}:jobs";
+  unsigned slot = tally_key_slot(key, strlen(key));
+  int owner = tk_owner(&kc, slot), seed = (owner + 1) % 3;
+  char url[64], err[256];
+  snprintf(url, sizeof(url), "redis://127.0.0.1:%d", kc.nodes[seed].port);
+  tally_redis_t r;
+  cr_assert_eq(tally_redis_init(&loop, &r, url, err, sizeof(err)), 0, "%s",
+               err);
+  r.follow_slot = (int)slot;
+  r.backoff_max_ms = 500;
+  tally_redis_start(&r);
+  cr_assert(up_on(&r, kc.nodes[owner].port, 10000), "not up on %d: %s",
+            kc.nodes[owner].port, r.why);
+  cr_expect(r.cluster);
+  cr_expect_eq(plain(&r, "SET", key, "1").type, REDIS_REPLY_STATUS);
+
+  /* The slot migrates: the next command is refused with MOVED, and the
+   * connection goes to the new master. */
+  int to = seed;
+  cr_assert_eq(tk_migration_begin(&kc, slot, owner, to), 0);
+  cr_assert_eq(tk_migration_move(&kc, slot, owner, to, 100), 1);
+  cr_assert_eq(tk_migration_end(&kc, slot, to), 0);
+  got_t g = plain(&r, "GET", key, NULL);
+  cr_expect_eq(g.type, REDIS_REPLY_ERROR);
+  cr_expect(strncmp(g.str, "MOVED", 5) == 0, "%s", g.str);
+  cr_assert(up_on(&r, kc.nodes[to].port, 10000), "did not follow the move: %s",
+            r.why);
+  cr_expect_str_eq(plain(&r, "GET", key, NULL).str, "1");
+  cr_expect_eq(r.failovers, 1);
+
+  /* Its master dies: the replica taken over is found through the other
+   * nodes of the map. */
+  redisContext *c = tk_connect(&kc, to);
+  redisReply *w = redisCommand(c, "WAIT 1 5000");
+  cr_assert(w != NULL && w->integer == 1, "no replica of node %d", to);
+  freeReplyObject(w);
+  redisFree(c);
+  tk_kill(&kc, to);
+  int now = tk_wait_owner_change(&kc, slot, to, 30000);
+  cr_assert(now >= 0, "no replica took over");
+  cr_assert(up_on(&r, kc.nodes[now].port, 20000),
+            "did not follow the failover to %d: %s", kc.nodes[now].port, r.why);
+  cr_expect_str_eq(plain(&r, "GET", key, NULL).str, "1");
+  cr_expect_eq(r.failovers, 2);
+  tally_redis_close(&r, plain_closed);
+  uv_run(&loop, UV_RUN_DEFAULT);
+}
