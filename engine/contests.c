@@ -26,6 +26,7 @@ enum {
   KEY_UNFREEZE_AFTER,
   KEY_PRECISION,
   KEY_RANKING,
+  KEY_QUEUE,
   NKEYS
 };
 
@@ -45,6 +46,8 @@ static const tally_cfg_key_t contest_keys[] = {
     [KEY_RANKING] = {"ranking", tally_cfg_set_enum,
                      offsetof(tally_contest_t, ranking), 0, 0, 0,
                      ranking_names},
+    [KEY_QUEUE] = {"queue", tally_cfg_set_string,
+                   offsetof(tally_contest_t, queue), 0, 0, 0, NULL},
     [NKEYS] = {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
@@ -133,9 +136,21 @@ void tally_rfc3339_text(double t, char *buf, size_t len) {
   snprintf(buf, len, "%sZ", text);
 }
 
+bool tally_queue_name_ok(const char *name) {
+  size_t n = 0;
+  for (; name[n] != '\0'; n++) {
+    char c = name[n];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+      return false;
+  }
+  return n >= 1 && n <= TALLY_QUEUE_NAME_MAX;
+}
+
 void tally_contest_free(tally_contest_t *c) {
   free(c->name);
   free(c->title);
+  free(c->queue);
   for (size_t i = 0; i < c->ntasks; i++)
     free(c->tasks[i]);
   free(c->tasks);
@@ -227,6 +242,14 @@ int tally_contest_parse(const char *text, size_t len, tally_diag_t *d,
       rc = tally_diag_add(d, &path, "must be a number of seconds, at least 0");
     else
       c->unfreeze_after = u->valuedouble;
+    tally_jpath_restore(&path, old);
+  }
+  if (c->queue != NULL && !tally_queue_name_ok(c->queue)) {
+    size_t old = tally_jpath_key(&path, "queue");
+    rc = tally_diag_add(d, &path,
+                        "must be a queue name: 1 to %d letters, digits, "
+                        "'-', '_' or '.'",
+                        TALLY_QUEUE_NAME_MAX);
     tally_jpath_restore(&path, old);
   }
   if (rc == 0) {

@@ -28,6 +28,9 @@ typedef struct tally_contest_s {
   double unfreeze_after;
   int score_precision; /* digits after the point a board shows, 0-10 */
   tally_ranking_kind_t ranking;
+  /* The queue its jobs go to and its keys live in; NULL: the default
+   * queue (tallyd's --default-queue, TALLY_MAIN_QUEUE unless set). */
+  char *queue;
   char *file; /* where it came from */
 } tally_contest_t;
 
@@ -51,6 +54,17 @@ typedef struct tally_contestset_s {
   tally_participant_t *participants; /* sorted by id */
   size_t nparticipants;
 } tally_contestset_t;
+
+/* The queue whose keys carry no hash tag: the layout of before queues,
+ * and every contest's queue unless a config or --default-queue says
+ * otherwise (docs/protocol.md#queues). */
+#define TALLY_MAIN_QUEUE "main"
+/* The longest queue name. */
+#define TALLY_QUEUE_NAME_MAX 64
+
+/* Whether name may name a queue: 1 to 64 bytes of ASCII letters, digits,
+ * '-', '_' and '.'. */
+bool tally_queue_name_ok(const char *name);
 
 void tally_contestset_init(tally_contestset_t *cs);
 void tally_contestset_close(tally_contestset_t *cs);

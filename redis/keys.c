@@ -25,6 +25,14 @@ int tally_rescore_key(char *out, size_t outlen, const char *prefix,
   return 0;
 }
 
+int tally_queue_prefix(char *out, size_t outlen, const char *prefix,
+                       const char *q) {
+  int n = strcmp(q, TALLY_MAIN_QUEUE) == 0
+              ? snprintf(out, outlen, "%s", prefix)
+              : snprintf(out, outlen, "%s:{%s}", prefix, q);
+  return n < 0 || (size_t)n >= outlen ? TALLY_E2BIG : 0;
+}
+
 int tally_contest_key(char *out, size_t outlen, const char *prefix,
                       const char *c) {
   size_t n = (size_t)snprintf(out, outlen, "%s:{%s", prefix, *c ? "" : "%");

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "engine/contests.h"
+
 /* Writes the key <prefix><rest...> with enc() applied to each part after
  * the first (docs/contest.md: % as %25, : as %3A) into out (outlen
  * bytes): tally_rescore_key(out, n, "tally", ":index:task:", "a:b") gives
@@ -19,5 +21,12 @@ int tally_rescore_key(char *out, size_t outlen, const char *prefix,
  * 0, or TALLY_E2BIG when it does not fit. */
 int tally_contest_key(char *out, size_t outlen, const char *prefix,
                       const char *c);
+
+/* Writes the prefix of queue q's keys into out (outlen bytes): the prefix
+ * itself for the main queue, <prefix>:{<q>} for any other, so that every
+ * key of a named queue shares one Redis Cluster slot. Returns 0, or
+ * TALLY_E2BIG when it does not fit. */
+int tally_queue_prefix(char *out, size_t outlen, const char *prefix,
+                       const char *q);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "contest/freezes.h"
 #include "engine/contests.h"
+#include "redis/keys.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -39,7 +40,7 @@ Test(contests, decodes_every_key) {
       "\"start\": \"2026-11-27T09:00:00Z\", \"end\": "
       "\"2026-11-27T14:00:00+01:00\", \"freeze\": \"2026-11-27T12:00:00.5Z\", "
       "\"unfreeze_after\": 600, \"score_precision\": 2, \"ranking\": "
-      "\"total\"}",
+      "\"total\", \"queue\": \"ioi-2026.day_1\"}",
       &c, &rc);
   cr_assert_eq(rc, 0, "%s", msgs);
   cr_expect_str_eq(c.name, "ioi");
@@ -52,6 +53,7 @@ Test(contests, decodes_every_key) {
   cr_expect_eq(c.unfreeze_after, 600);
   cr_expect_eq(c.score_precision, 2);
   cr_expect_eq(c.ranking, TALLY_RANKING_TOTAL);
+  cr_expect_str_eq(c.queue, "ioi-2026.day_1");
   tally_contest_free(&c);
 
   msgs = decode("{\"name\": \"arena\", \"tasks\": [\"duel\"], \"ranking\": "
@@ -61,6 +63,7 @@ Test(contests, decodes_every_key) {
   cr_expect_str_eq(c.title, "arena", "the title defaults to the name");
   cr_expect(isnan(c.start) && isnan(c.end) && isnan(c.freeze));
   cr_expect_eq(c.ranking, TALLY_RANKING_ELO);
+  cr_expect_null(c.queue, "no queue: the default one");
   tally_contest_free(&c);
 }
 
@@ -108,6 +111,12 @@ Test(contests, names_each_error_with_its_path) {
        "contest.json: ranking:"},
       {"{\"name\": \"\", \"tasks\": [\"a\"]}",
        "contest.json: name: must not be empty"},
+      {"{\"name\": \"c\", \"tasks\": [\"a\"], \"queue\": \"a{b}\"}",
+       "contest.json: queue: must be a queue name: 1 to 64 letters, digits"},
+      {"{\"name\": \"c\", \"tasks\": [\"a\"], \"queue\": \"\"}",
+       "contest.json: queue:"},
+      {"{\"name\": \"c\", \"tasks\": [\"a\"], \"queue\": 3}",
+       "contest.json: queue:"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     tally_contest_t c;
@@ -321,4 +330,24 @@ Test(contests, the_freeze_in_force_follows_the_word_then_the_config) {
   cr_expect_eq(tally_freeze_in_force(NAN, NAN, NAN, &at, 1e9), 150);
   /* Lifted: nothing frozen. */
   cr_expect(isnan(tally_freeze_in_force(freeze, end, NAN, &lifted, 150)));
+}
+
+Test(contests, names_queues_and_their_key_prefixes) {
+  cr_expect(tally_queue_name_ok("main"));
+  cr_expect(tally_queue_name_ok("A-z_0.9"));
+  char long_name[TALLY_QUEUE_NAME_MAX + 2];
+  memset(long_name, 'q', sizeof(long_name) - 1);
+  long_name[TALLY_QUEUE_NAME_MAX + 1] = '\0';
+  cr_expect_not(tally_queue_name_ok(long_name));
+  long_name[TALLY_QUEUE_NAME_MAX] = '\0';
+  cr_expect(tally_queue_name_ok(long_name));
+  const char *bad[] = {"", "a b", "a:b", "{a}", "é", "a/b", "a%b"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    cr_expect_not(tally_queue_name_ok(bad[i]), "\"%s\"", bad[i]);
+  char out[32];
+  cr_expect_eq(tally_queue_prefix(out, sizeof(out), "tally", "main"), 0);
+  cr_expect_str_eq(out, "tally", "the main queue keeps the layout of before");
+  cr_expect_eq(tally_queue_prefix(out, sizeof(out), "tally", "q1"), 0);
+  cr_expect_str_eq(out, "tally:{q1}");
+  cr_expect_neq(tally_queue_prefix(out, 8, "tally", "q1"), 0);
 }
