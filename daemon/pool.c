@@ -99,7 +99,9 @@ static void free_strings(tally_pool_t *p) {
   free((char *)p->opt.worker);
   free((char *)p->opt.tasks);
   free((char *)p->opt.plugins);
+  free((char *)p->opt.default_queue);
   p->opt.worker = p->opt.tasks = p->opt.plugins = NULL;
+  p->opt.default_queue = NULL;
 }
 
 static void on_pool_closed(uv_handle_t *h) {
@@ -351,10 +353,15 @@ static int spawn(tally_pool_t *p, char *err, size_t errlen) {
   w->proc.data = w;
   w->write.data = w;
 
-  char *args[6] = {(char *)p->opt.worker, "--tasks", (char *)p->opt.tasks};
+  char *args[8] = {(char *)p->opt.worker, "--tasks", (char *)p->opt.tasks};
+  int argc = 3;
   if (p->opt.plugins != NULL) {
-    args[3] = "--plugins";
-    args[4] = (char *)p->opt.plugins;
+    args[argc++] = "--plugins";
+    args[argc++] = (char *)p->opt.plugins;
+  }
+  if (p->opt.default_queue != NULL) {
+    args[argc++] = "--default-queue";
+    args[argc++] = (char *)p->opt.default_queue;
   }
   uv_stdio_container_t stdio[3] = {{.flags = UV_CREATE_PIPE | UV_READABLE_PIPE,
                                     .data.stream = (uv_stream_t *)&w->in},
@@ -470,7 +477,8 @@ static int send_batch(tally__worker_t *w, size_t max) {
   tally_batch_writer_begin(&bw, &w->wbuf);
   tally_pool_job_t *j = p->head;
   for (size_t i = 0; i < n; i++, j = j->next)
-    tally_batch_put_job(&bw, j->id, j->id_len, j->deliveries, j->text, j->len);
+    tally_batch_put_job(&bw, j->id, j->id_len, j->deliveries, j->queue,
+                        j->queue_len, j->text, j->len);
   int rc = tally_batch_writer_end(&bw);
   if (b == NULL || rc != 0) {
     free(b);
@@ -803,8 +811,10 @@ int tally_pool_init(uv_loop_t *loop, tally_pool_t *p,
   p->opt.worker = strdup(opt->worker);
   p->opt.tasks = strdup(opt->tasks);
   p->opt.plugins = opt->plugins ? strdup(opt->plugins) : NULL;
+  p->opt.default_queue = opt->default_queue ? strdup(opt->default_queue) : NULL;
   if (p->opt.worker == NULL || p->opt.tasks == NULL ||
-      (opt->plugins != NULL && p->opt.plugins == NULL)) {
+      (opt->plugins != NULL && p->opt.plugins == NULL) ||
+      (opt->default_queue != NULL && p->opt.default_queue == NULL)) {
     snprintf(err, errlen, "out of memory");
     free_strings(p);
     memset(p, 0, sizeof(*p));
@@ -876,8 +886,10 @@ static void release(tally_pool_t *p) {
 }
 
 void tally_pool_submit(tally_pool_t *p, tally_pool_job_t *job) {
-  /* Payload: count, id length, id, deliveries, job length, job. */
-  size_t room = TALLY_FRAME_MAX - 16 - TALLY_BATCH_ID_MAX;
+  /* Payload: count, id length, id, deliveries, queue length, queue, job
+   * length, job. */
+  size_t room =
+      TALLY_FRAME_MAX - 20 - TALLY_BATCH_ID_MAX - TALLY_BATCH_QUEUE_MAX;
   if (job->id_len == 0 || job->id_len > TALLY_BATCH_ID_MAX ||
       memchr(job->id, '\0', job->id_len) != NULL) {
     hand_back_error(p, job,

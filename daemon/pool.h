@@ -28,6 +28,10 @@ struct tally_pool_job_s {
   const char *id; /* the stream entry id: 1..255 bytes, no NUL */
   size_t id_len;
   uint32_t deliveries;
+  /* The queue it was read from (queue_len 0: none), which the worker
+   * checks its contest against; at most TALLY_BATCH_QUEUE_MAX bytes. */
+  const char *queue;
+  size_t queue_len;
   const char *text; /* the job JSON */
   size_t len;
   bool alone; /* send it in a batch of its own (a suspect after a crash) */
@@ -61,9 +65,12 @@ typedef void (*tally_pool_done_cb)(tally_pool_t *p,
                                    tally_pool_outcome_t *outcomes, size_t n);
 
 typedef struct tally_pool_options_s {
-  const char *worker;      /* path of the tally-worker executable */
-  const char *tasks;       /* --tasks DIR for the workers */
-  const char *plugins;     /* --plugins DIR, or NULL */
+  const char *worker;  /* path of the tally-worker executable */
+  const char *tasks;   /* --tasks DIR for the workers */
+  const char *plugins; /* --plugins DIR, or NULL */
+  /* --default-queue NAME: the queue of contests whose config names none
+   * (NULL: the main queue). */
+  const char *default_queue;
   unsigned workers;        /* how many processes: at least 1 */
   unsigned batch;          /* the most jobs in one batch; 0 means 1 */
   size_t batch_bytes;      /* the most job bytes in one batch (one job always

@@ -62,18 +62,45 @@ static const tally_task_t *job_task(tally_engine_t *e) {
 
 /* Whether the job's contest, when a config describes it, lists task;
  * when not, e->err says so. */
+/* The job's contest id ("default" when it names none); num (32 bytes)
+ * holds a number's text. */
+static const char *job_contest(const tally_engine_t *e, char *num) {
+  const cJSON *c = e->job.contest;
+  if (cJSON_IsString(c))
+    return c->valuestring;
+  if (cJSON_IsNumber(c)) {
+    snprintf(num, 32, "%.0f", c->valuedouble);
+    return num;
+  }
+  return "default";
+}
+
+/* Whether the job's contest belongs to the queue it came from (when the
+ * engine is told one); when not, e->err names both. */
+static bool queue_ok(tally_engine_t *e) {
+  if (e->queue == NULL)
+    return true;
+  char num[32];
+  const char *name = job_contest(e, num);
+  const tally_contest_t *c =
+      e->contests != NULL ? tally_contestset_find(e->contests, name) : NULL;
+  const char *want = c != NULL && c->queue != NULL ? c->queue
+                     : e->default_queue != NULL    ? e->default_queue
+                                                   : TALLY_MAIN_QUEUE;
+  if (strcmp(want, e->queue) == 0)
+    return true;
+  snprintf(e->err, sizeof(e->err),
+           "contest: contest \"%s\" belongs to queue \"%s\", but the job "
+           "came from queue \"%s\"",
+           name, want, e->queue);
+  return false;
+}
+
 static bool contest_lists(tally_engine_t *e, const tally_task_t *task) {
   if (e->contests == NULL || e->contests->count == 0)
     return true;
   char num[32];
-  const char *name = "default";
-  const cJSON *c = e->job.contest;
-  if (cJSON_IsString(c)) {
-    name = c->valuestring;
-  } else if (cJSON_IsNumber(c)) {
-    snprintf(num, sizeof(num), "%.0f", c->valuedouble);
-    name = num;
-  }
+  const char *name = job_contest(e, num);
   const tally_contest_t *contest = tally_contestset_find(e->contests, name);
   if (contest == NULL || tally_contest_has_task(contest, task->name))
     return true;
@@ -206,6 +233,8 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
   if (rc == 0 && (task = job_task(e)) == NULL)
     rc = TALLY_EJOB;
   if (rc == 0 && !contest_lists(e, task))
+    rc = TALLY_EJOB;
+  if (rc == 0 && !queue_ok(e))
     rc = TALLY_EJOB;
   if (rc != 0 && e->job.keys_ok && e->job.type == TALLY_JOB_SCORE)
     task = e->job.task != NULL ? tally_taskset_find(e->tasks, e->job.task)

@@ -21,6 +21,11 @@ typedef struct tally_engine_s {
   /* The contest configs (borrowed; NULL: none): a job for a task its
    * contest does not list is refused. */
   const tally_contestset_t *contests;
+  /* The queue the jobs come from (borrowed; NULL: not checked), and the
+   * queue of contests whose config names none (NULL: TALLY_MAIN_QUEUE):
+   * a job whose contest belongs to another queue is refused. */
+  const char *queue;
+  const char *default_queue;
   /* With one task given (tally score --task), jobs may omit "task". */
   const tally_task_t *default_task;
   /* Options, false after init; the caller sets them. accept_tokens: a

@@ -212,9 +212,9 @@ Test(frame, refuses_to_encode_a_payload_over_the_limit) {
 
 /* The jobs of the batch tests. */
 static const tally_batch_job_t jobs[] = {
-    {"1700000000000-0", 15, 1, "{\"task\":\"a\"}", 12},
-    {"1700000000000-1", 15, 4000000000u, "", 0},
-    {"x", 1, 0, "[1,2,3]", 7},
+    {"1700000000000-0", 15, 1, "q1", 2, "{\"task\":\"a\"}", 12},
+    {"1700000000000-1", 15, 4000000000u, "", 0, "", 0},
+    {"x", 1, 0, "main", 4, "[1,2,3]", 7},
 };
 #define NJOBS (sizeof(jobs) / sizeof(jobs[0]))
 
@@ -225,7 +225,8 @@ static void encode_jobs(tally_buf_t *b) {
   tally_batch_writer_begin(&w, b);
   for (size_t i = 0; i < NJOBS; i++)
     tally_batch_put_job(&w, jobs[i].id, jobs[i].id_len, jobs[i].deliveries,
-                        jobs[i].job, jobs[i].job_len);
+                        jobs[i].queue, jobs[i].queue_len, jobs[i].job,
+                        jobs[i].job_len);
   cr_assert_eq(tally_batch_writer_end(&w), 0);
 }
 
@@ -259,6 +260,7 @@ Test(batch, round_trips_jobs) {
     cr_assert_eq(tally_batch_next_job(&br, &job), 1, "%s", br.err);
     assert_bytes(job.id, job.id_len, jobs[i].id, jobs[i].id_len);
     assert_bytes(job.job, job.job_len, jobs[i].job, jobs[i].job_len);
+    assert_bytes(job.queue, job.queue_len, jobs[i].queue, jobs[i].queue_len);
     cr_assert_eq(job.deliveries, jobs[i].deliveries);
   }
   cr_assert_eq(tally_batch_next_job(&br, &job), 0, "%s", br.err);
@@ -404,8 +406,18 @@ Test(batch, refuses_lengths_that_run_past_the_payload) {
                                  "\0\0\0\1"
                                  "a"
                                  "\0\0\0\1"
+                                 "\0\0\0\0"
                                  "\xff\xff\xff\xff"
                                  "abcd";
+  /* A queue name longer than 64 bytes. */
+  static const char long_queue[] = "\0\0\0\1"
+                                   "\0\0\0\1"
+                                   "a"
+                                   "\0\0\0\1"
+                                   "\0\0\0\x41"
+                                   "0123456789012345678901234567890123456789"
+                                   "0123456789012345678901234"
+                                   "\0\0\0\0";
   char err[128];
   cr_assert_eq(decode_jobs(huge_id, sizeof(huge_id) - 1, err, sizeof(err)),
                TALLY_EINVAL);
@@ -413,6 +425,10 @@ Test(batch, refuses_lengths_that_run_past_the_payload) {
   cr_assert_eq(decode_jobs(huge_job, sizeof(huge_job) - 1, err, sizeof(err)),
                TALLY_EINVAL);
   cr_assert(strstr(err, "item 0: job runs past") != NULL, "%s", err);
+  cr_assert_eq(
+      decode_jobs(long_queue, sizeof(long_queue) - 1, err, sizeof(err)),
+      TALLY_EINVAL);
+  cr_assert(strstr(err, "item 0: a queue name of 65 bytes") != NULL, "%s", err);
 }
 
 Test(batch, refuses_empty_ids_long_ids_and_ids_holding_a_nul) {
@@ -429,8 +445,8 @@ Test(batch, refuses_empty_ids_long_ids_and_ids_holding_a_nul) {
     tally_buf_init(&b);
     tally_buf_puts(&b, "kept");
     tally_batch_writer_begin(&w, &b);
-    tally_batch_put_job(&w, "ok", 2, 1, "{}", 2);
-    tally_batch_put_job(&w, bad[i].id, bad[i].len, 1, "{}", 2);
+    tally_batch_put_job(&w, "ok", 2, 1, "", 0, "{}", 2);
+    tally_batch_put_job(&w, bad[i].id, bad[i].len, 1, "", 0, "{}", 2);
     cr_assert_eq(tally_batch_writer_end(&w), TALLY_EINVAL);
     cr_assert_eq(b.len, 4);
     cr_assert_str_eq(b.data, "kept");

@@ -197,12 +197,17 @@ typedef struct req_job_s {
   const char *json;
 } req_job_t;
 
+/* The queue each job of the next request comes from (NULL: none). */
+static const char *const *req_queues;
+
 /* Encodes n jobs as one request frame at the end of b. */
 static void encode_request(tally_buf_t *b, const req_job_t *jobs, size_t n) {
   tally_batch_writer_t w;
   tally_batch_writer_begin(&w, b);
   for (size_t i = 0; i < n; i++)
-    tally_batch_put_job(&w, jobs[i].id, strlen(jobs[i].id), 1, jobs[i].json,
+    tally_batch_put_job(&w, jobs[i].id, strlen(jobs[i].id), 1,
+                        req_queues ? req_queues[i] : "",
+                        req_queues ? strlen(req_queues[i]) : 0, jobs[i].json,
                         strlen(jobs[i].json));
   cr_assert_eq(tally_batch_writer_end(&w), 0);
 }
@@ -692,4 +697,43 @@ Test(worker, match_hook_writes_garbage_before_a_matching_job_only) {
   read_response(&c, &br, 1);
   cJSON_Delete(next_result(&br, "1-0", TALLY_BATCH_SCORED));
   expect_garbage_on(&c, jobs + 1);
+}
+
+/* The queue a job was read from: a job whose contest belongs to another
+ * queue is a job error naming both; --default-queue says which queue
+ * holds the contests no config places. */
+Test(worker, refuses_a_job_read_from_another_queue_than_its_contests) {
+  child_t c;
+  child_start(&c, NULL, NULL);
+  const req_job_t jobs[] = {
+      {"1-0", JOB_SUM}, {"1-1", JOB_SUM}, {"1-2", JOB_SUM}};
+  const char *const queues[] = {"q1", "main", ""};
+  req_queues = queues;
+  send_request(&c, jobs, 3);
+  tally_batch_reader_t br;
+  read_response(&c, &br, 3);
+  cJSON *r = next_result(&br, "1-0", TALLY_BATCH_JOB_ERROR);
+  cr_expect_str_eq(str(r, "error"),
+                   "contest: contest \"default\" belongs to queue \"main\", "
+                   "but the job came from queue \"q1\"");
+  cJSON_Delete(r);
+  cJSON_Delete(next_result(&br, "1-1", TALLY_BATCH_SCORED));
+  cJSON_Delete(next_result(&br, "1-2", TALLY_BATCH_SCORED));
+  child_close_stdin(&c);
+  cr_assert_eq(child_exit_code(&c), 0);
+  child_stop(&c);
+
+  const char *const args[] = {"--tasks", TASKS, "--default-queue", "q1", NULL};
+  child_start(&c, args, NULL);
+  send_request(&c, jobs, 2);
+  read_response(&c, &br, 2);
+  cJSON_Delete(next_result(&br, "1-0", TALLY_BATCH_SCORED));
+  r = next_result(&br, "1-1", TALLY_BATCH_JOB_ERROR);
+  cr_expect(strstr(str(r, "error"), "belongs to queue \"q1\"") != NULL, "%s",
+            str(r, "error"));
+  cJSON_Delete(r);
+  child_close_stdin(&c);
+  cr_assert_eq(child_exit_code(&c), 0);
+  child_stop(&c);
+  req_queues = NULL;
 }

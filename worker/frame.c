@@ -220,10 +220,16 @@ void tally_batch_writer_begin(tally_batch_writer_t *w, tally_buf_t *b) {
 }
 
 void tally_batch_put_job(tally_batch_writer_t *w, const char *id, size_t id_len,
-                         uint32_t deliveries, const char *job, size_t job_len) {
+                         uint32_t deliveries, const char *queue,
+                         size_t queue_len, const char *job, size_t job_len) {
+  if (queue_len > TALLY_BATCH_QUEUE_MAX) {
+    writer_fail(w, TALLY_EINVAL);
+    return;
+  }
   if (!put_id(w, id, id_len))
     return;
   put_u32(w->buf, deliveries);
+  put_field(w, queue, queue_len);
   put_field(w, job, job_len);
   w->count++;
 }
@@ -370,8 +376,12 @@ int tally_batch_next_job(tally_batch_reader_t *br, tally_batch_job_t *job) {
   if (rc != 1)
     return rc;
   if ((rc = take_u32(br, "deliveries", &j.deliveries)) != 0 ||
+      (rc = take_field(br, "queue", &j.queue, &j.queue_len)) != 0 ||
       (rc = take_field(br, "job", &j.job, &j.job_len)) != 0)
     return rc;
+  if (j.queue_len > TALLY_BATCH_QUEUE_MAX)
+    return batch_fail(br, "batch item %lu: a queue name of %zu bytes",
+                      (unsigned long)br->index, j.queue_len);
   br->index++;
   *job = j;
   return 1;

@@ -71,13 +71,17 @@ int tally_frame_end(tally_buf_t *b, size_t mark);
 /* Batches. A request payload carries jobs and a response payload carries
  * results, each as a big-endian u32 item count followed by the items:
  *
- *   job:    u32 id_len, id, u32 deliveries, u32 job_len, job
+ *   job:    u32 id_len, id, u32 deliveries, u32 queue_len, queue,
+ *           u32 job_len, job
  *   result: u32 id_len, id, u8 status, u32 body_len, body
  *
  * An id is a Redis stream entry id: 1 to TALLY_BATCH_ID_MAX bytes, with no
- * NUL byte. A job is the job's JSON text; a body is what the worker
- * writes for the status below (engine/engine.h). */
+ * NUL byte. A queue is the name of the queue the job was read from (0 to
+ * TALLY_BATCH_QUEUE_MAX bytes; empty: not checked). A job is the job's
+ * JSON text; a body is what the worker writes for the status below
+ * (engine/engine.h). */
 #define TALLY_BATCH_ID_MAX 255
+#define TALLY_BATCH_QUEUE_MAX 64
 
 typedef enum tally_batch_status_e {
   /* body is four parts, each ended by the next part's newline: the
@@ -112,7 +116,8 @@ void tally_batch_writer_begin(tally_batch_writer_t *w, tally_buf_t *b);
 
 /* Appends one job (ids and texts are copied). */
 void tally_batch_put_job(tally_batch_writer_t *w, const char *id, size_t id_len,
-                         uint32_t deliveries, const char *job, size_t job_len);
+                         uint32_t deliveries, const char *queue,
+                         size_t queue_len, const char *job, size_t job_len);
 
 /* Appends one result (ids and bodies are copied). */
 void tally_batch_put_result(tally_batch_writer_t *w, const char *id,
@@ -142,6 +147,8 @@ typedef struct tally_batch_job_s {
   const char *id;
   size_t id_len;
   uint32_t deliveries; /* how many times Redis delivered the job */
+  const char *queue;   /* the queue it came from; queue_len 0: none */
+  size_t queue_len;
   const char *job;
   size_t job_len;
 } tally_batch_job_t;

@@ -19,7 +19,8 @@
  * frame when that is more. */
 #define READ_MIN (64 * 1024)
 
-static const char usage[] = "usage: tally-worker --tasks DIR [--plugins DIR]\n";
+static const char usage[] = "usage: tally-worker --tasks DIR [--plugins DIR] "
+                            "[--default-queue NAME]\n";
 
 /* Test hooks, for the dispatcher's recovery tests; never set them in
  * production. TALLY_WORKER_FAULT names a fault and TALLY_WORKER_FAULT_AFTER
@@ -42,6 +43,7 @@ typedef struct worker_s {
   tally_plugins_t plugins;
   tally_taskset_t tasks;
   tally_contestset_t contests;
+  char queue[TALLY_BATCH_QUEUE_MAX + 1]; /* the job's, NUL-terminated */
   tally_engine_t engine;
   tally_frame_reader_t in;
   tally_buf_t out;   /* the response frame being built */
@@ -210,6 +212,9 @@ static int score_job(worker_t *w, tally_batch_writer_t *bw,
   if (w->id.oom || w->extra.oom)
     return TALLY_ENOMEM;
 
+  memcpy(w->queue, job->queue, job->queue_len);
+  w->queue[job->queue_len] = '\0';
+  w->engine.queue = job->queue_len > 0 ? w->queue : NULL;
   tally_batch_begin_result(bw, job->id, job->id_len);
   size_t body = w->out.len;
   int rc = tally_engine_score(&w->engine, job->job, job->job_len, w->extra.data,
@@ -352,13 +357,16 @@ static int load(worker_t *w, const char *task_dir, const char *plugin_dir) {
 }
 
 int main(int argc, char **argv) {
-  const char *task_dir = NULL, *plugin_dir = NULL;
+  const char *task_dir = NULL, *plugin_dir = NULL, *default_queue = NULL;
   bool bad = false;
   for (int i = 1; i < argc && !bad; i++) {
     if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc && !task_dir)
       task_dir = argv[++i];
     else if (strcmp(argv[i], "--plugins") == 0 && i + 1 < argc && !plugin_dir)
       plugin_dir = argv[++i];
+    else if (strcmp(argv[i], "--default-queue") == 0 && i + 1 < argc &&
+             !default_queue && tally_queue_name_ok(argv[i + 1]))
+      default_queue = argv[++i];
     else
       bad = true;
   }
@@ -372,6 +380,7 @@ int main(int argc, char **argv) {
   int status = read_fault_hooks(&w);
   if (status == 0)
     status = load(&w, task_dir, plugin_dir);
+  w.engine.default_queue = default_queue;
   if (status == 0)
     status = serve(&w);
   worker_close(&w);
