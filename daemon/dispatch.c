@@ -3,6 +3,7 @@
  * connections, the consumer lease, the timer and the drain. */
 #include "config/error.h"
 #include "daemon/dispatch_int.h"
+#include "engine/contests.h"
 #include "worker/frame.h"
 
 #include <cjson/cJSON.h>
@@ -160,6 +161,23 @@ static void init_command(tally_dispatch_t *d, intptr_t step, int argc,
 
 static void on_wr_up(tally_redis_t *r) {
   tally_dispatch_t *d = r->data;
+  if (r->cluster && strcmp(d->opt.queue, TALLY_MAIN_QUEUE) == 0) {
+    fatal(
+        d,
+        "the Redis server is a cluster node, and queue " TALLY_MAIN_QUEUE
+        " keeps the key layout of before queues, whose keys are in "
+        "many slots: give each contest a named queue (its config's "
+        "\"queue\", or --default-queue) and --queues without " TALLY_MAIN_QUEUE
+        " (docs/operations.md#redis-cluster)");
+    return;
+  }
+  if (r->cluster)
+    tally_log(d->opt.log, r->failovers > 0 ? TALLY_LOG_WARN : TALLY_LOG_INFO,
+              "redis.master",
+              "queue %s: following the master of its slot %d at %s "
+              "(failovers and slot moves followed: %llu)",
+              d->opt.queue, r->follow_slot, r->master,
+              (unsigned long long)r->failovers);
   if (r->addr.nsentinels > 0)
     tally_log(d->opt.log, r->failovers > 0 ? TALLY_LOG_WARN : TALLY_LOG_INFO,
               "redis.master",
@@ -389,6 +407,7 @@ int tally_dispatch_init(uv_loop_t *loop, tally_dispatch_t *d,
   d->opt.url = strdup(opt->url);
   d->opt.prefix = strdup(opt->prefix);
   d->opt.consumer = strdup(opt->consumer);
+  d->opt.queue = strdup(opt->queue != NULL ? opt->queue : TALLY_MAIN_QUEUE);
   if (d->opt.max_inflight == 0)
     d->opt.max_inflight = 64;
   if (d->opt.command_timeout_ms == 0)
@@ -397,7 +416,7 @@ int tally_dispatch_init(uv_loop_t *loop, tally_dispatch_t *d,
     d->opt.block_ms = 1000;
   int rc = TALLY_ENOMEM;
   if (d->opt.url == NULL || d->opt.prefix == NULL || d->opt.consumer == NULL ||
-      tally__table_grow(d) != 0) {
+      d->opt.queue == NULL || tally__table_grow(d) != 0) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
@@ -423,6 +442,10 @@ int tally_dispatch_init(uv_loop_t *loop, tally_dispatch_t *d,
   if (rc != 0)
     abort(); /* out of memory with a timer handle open */
   d->rd.data = d->wr.data = d;
+  /* On a cluster, both go to the master of the queue's slot. */
+  if (d->rd.addr.nsentinels == 0)
+    d->rd.follow_slot = d->wr.follow_slot =
+        (int)tally_key_slot(d->jobs_key, strlen(d->jobs_key));
   d->rd.on_up = on_rd_up;
   d->rd.on_down = on_rd_down;
   d->wr.on_up = on_wr_up;
@@ -433,6 +456,7 @@ int tally_dispatch_init(uv_loop_t *loop, tally_dispatch_t *d,
   return 0;
 fail:
   free((char *)d->opt.url);
+  free((char *)d->opt.queue);
   free((char *)d->opt.prefix);
   free((char *)d->opt.consumer);
   free(d->table);
@@ -449,11 +473,16 @@ void tally_dispatch_start(tally_dispatch_t *d) {
  * rest, close the pool, wait for the last replies. */
 
 static void on_pool_closed(tally_pool_t *p) {
-  tally_dispatch_t *d = p->data;
-  d->drain_phase = 2;
-  d->drain_deadline = uv_now(d->loop) + d->opt.command_timeout_ms;
-  tally__flush(d);
-  tally__check_drained(d);
+  tally_dispatch_group_t *g = p->data;
+  for (size_t k = 0; k < g->n; k++) {
+    tally_dispatch_t *d = g->members[k];
+    d->drain_phase = 2;
+    d->drain_deadline = uv_now(d->loop) + d->opt.command_timeout_ms;
+  }
+  for (size_t k = 0; k < g->n; k++) {
+    tally__flush(g->members[k]);
+    tally__check_drained(g->members[k]);
+  }
 }
 
 /* Ends the drain. */
@@ -484,7 +513,11 @@ void tally__check_drained(tally_dispatch_t *d) {
                 "back",
                 d->njobs);
     d->drain_phase = 1;
-    tally_pool_close(d->opt.pool, late ? 0 : 1000, on_pool_closed);
+    /* The pool is shared: it closes once every queue's jobs are done. */
+    tally_dispatch_group_t *g = d->opt.group;
+    g->late = g->late || late;
+    if (++g->waiting == g->n)
+      tally_pool_close(d->opt.pool, g->late ? 0 : 1000, on_pool_closed);
     return;
   }
   if (d->drain_phase == 1 || d->drain_phase == 3)
@@ -522,7 +555,10 @@ void tally_dispatch_drain(tally_dispatch_t *d, uint64_t timeout_ms,
   tally_log(d->opt.log, TALLY_LOG_INFO, "drain",
             "stopped reading; %zu jobs in flight, %llu ms to finish them",
             d->njobs, (unsigned long long)timeout_ms);
-  tally_pool_release_queued(d->opt.pool);
+  /* Queued jobs go back once every queue drains: a job handed back to a
+   * dispatcher still scoring would be sent again. */
+  if (++d->opt.group->draining == d->opt.group->n)
+    tally_pool_release_queued(d->opt.pool);
   tally__flush(d);
   tally__check_drained(d);
 }
@@ -531,6 +567,7 @@ static void on_closed_part(tally_dispatch_t *d) {
   if (--d->closing_conns > 0)
     return;
   free((char *)d->opt.url);
+  free((char *)d->opt.queue);
   free((char *)d->opt.prefix);
   free((char *)d->opt.consumer);
   free(d->table);

@@ -22,9 +22,23 @@
 typedef struct tally__job_s tally__job_t;
 typedef struct tally_dispatch_s tally_dispatch_t;
 
+/* The dispatchers of one tallyd, one per queue, sharing one worker pool:
+ * the pool's done_cb is tally_dispatch_done and its data the group. In a
+ * drain, the queued jobs are handed back once every member drains, and
+ * the pool closes once every member has finished its jobs. */
+typedef struct tally_dispatch_group_s {
+  tally_dispatch_t **members;
+  size_t n;
+  size_t draining; /* members that have begun a drain */
+  size_t waiting;  /* members whose drain waits for the pool to close */
+  bool late;       /* one of those reached its drain deadline */
+} tally_dispatch_group_t;
+
 typedef struct tally_dispatch_options_s {
   const char *url;      /* the Redis server */
-  const char *prefix;   /* key prefix */
+  const char *prefix;   /* key prefix: the queue's (redis/keys.h) */
+  const char *queue;    /* the queue's name, which the workers check each
+                           job's contest against */
   const char *consumer; /* this process's consumer name */
   uint64_t claim_idle_ms;
   unsigned max_deliveries;
@@ -47,7 +61,8 @@ typedef struct tally_dispatch_options_s {
    * start, logged at debug, not a fault. */
   bool embedded;
   tally_pool_t *pool; /* borrowed; its done_cb must be tally_dispatch_done
-                         and its data this dispatcher */
+                         and its data group */
+  tally_dispatch_group_t *group; /* borrowed; d must be one of its members */
   /* Optional hooks, NULL-checked. ready_cb runs each time the write
    * connection is set up (at start and after each reconnect); stale_cb
    * after a post call in which the script found results scored with a

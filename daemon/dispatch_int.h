@@ -30,6 +30,7 @@ typedef enum job_state_e {
 
 struct tally__job_s {
   tally_pool_job_t pj; /* pj.data points back here */
+  tally_dispatch_t *d; /* the dispatcher of the queue it came from */
   tally__job_t *hnext; /* in the table */
   tally__job_t *qnext; /* in one of the queues */
   job_state_t state;

@@ -615,10 +615,11 @@ static void job_error_text(tally__job_t *j, const char *body, size_t len,
 
 void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
                          size_t n) {
-  tally_dispatch_t *d = p->data;
+  tally_dispatch_group_t *g = p->data;
   for (size_t i = 0; i < n; i++) {
     tally_pool_outcome_t *o = &outcomes[i];
     tally__job_t *j = o->job->data;
+    tally_dispatch_t *d = j->d;
     char why[1024];
     switch (o->status) {
     case TALLY_POOL_SCORED:
@@ -713,6 +714,8 @@ void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
       break;
     }
   }
-  tally__flush(d);
-  tally__check_drained(d);
+  for (size_t k = 0; k < g->n; k++) {
+    tally__flush(g->members[k]);
+    tally__check_drained(g->members[k]);
+  }
 }

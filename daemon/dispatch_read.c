@@ -54,6 +54,9 @@ void tally__take(tally_dispatch_t *d, const char *id, size_t id_len,
   j->pj.text = j->text;
   j->pj.len = len;
   j->pj.data = j;
+  j->pj.queue = d->opt.queue;
+  j->pj.queue_len = strlen(d->opt.queue);
+  j->d = d;
   j->state = JOB_NEW;
   *s = j;
   d->njobs++;

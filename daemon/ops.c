@@ -2,6 +2,7 @@
  * the main loop's state. */
 #include "daemon/ops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,9 +22,97 @@ static uint64_t reconnects(const tally_redis_t *r) {
   return r->ups > 0 ? r->ups - 1 : 0;
 }
 
+/* What every queue's dispatcher counts, added up: tallyd's metrics are
+ * the sums over its queues. */
+_Static_assert(sizeof(tally_dispatch_stats_t) % sizeof(uint64_t) == 0,
+               "tally_dispatch_stats_t holds counters only");
+typedef struct totals_s {
+  tally_dispatch_stats_t stats;
+  tally_hist_t latency;
+  size_t njobs;
+  bool rd_up, wr_up;
+  uint64_t rd_reconnects, wr_reconnects, rd_failovers, wr_failovers;
+  double lag, pending, used_memory;
+} totals_t;
+
+/* NaN stays NaN only while every value is NaN. */
+static double add_known(double a, double b) {
+  return isnan(a) ? b : isnan(b) ? a : a + b;
+}
+
+static void add_up(const tally_ops_t *o, totals_t *t) {
+  memset(t, 0, sizeof(*t));
+  tally_hist_init(&t->latency, tally_hist_latency_bounds, tally_hist_latency_n);
+  t->rd_up = t->wr_up = o->ndisps > 0;
+  t->lag = t->pending = t->used_memory = NAN;
+  for (size_t i = 0; i < o->ndisps; i++) {
+    const tally_dispatch_t *d = &o->disps[i];
+    uint64_t *sum = (uint64_t *)&t->stats;
+    const uint64_t *add = (const uint64_t *)&d->stats;
+    for (size_t k = 0; k < sizeof(d->stats) / sizeof(uint64_t); k++)
+      sum[k] += add[k];
+    for (size_t k = 0; k <= d->latency.n; k++)
+      t->latency.counts[k] += d->latency.counts[k];
+    t->latency.count += d->latency.count;
+    t->latency.sum += d->latency.sum;
+    t->njobs += d->njobs;
+    t->rd_up = t->rd_up && d->rd.state == TALLY_REDIS_UP;
+    t->wr_up = t->wr_up && d->wr.state == TALLY_REDIS_UP;
+    t->rd_reconnects += reconnects(&d->rd);
+    t->wr_reconnects += reconnects(&d->wr);
+    t->rd_failovers += d->rd.failovers;
+    t->wr_failovers += d->wr.failovers;
+    t->lag = add_known(t->lag, d->probe.lag);
+    t->pending = add_known(t->pending, d->probe.pending);
+    /* One server's memory, or on a cluster the fullest master's. */
+    if (!isnan(d->probe.used_memory) &&
+        (isnan(t->used_memory) || d->probe.used_memory > t->used_memory))
+      t->used_memory = d->probe.used_memory;
+  }
+}
+
+/* Per queue: what each one has done and where it lives. */
+static void queue_metrics(const tally_ops_t *o, tally_buf_t *b) {
+  tally_metric_family(b, "tally_queue_jobs_total", TALLY_COUNTER,
+                      "Jobs finished, by queue and outcome (scored, token, "
+                      "dead_lettered)");
+  for (size_t i = 0; i < o->ndisps; i++) {
+    const tally_dispatch_t *d = &o->disps[i];
+    const char *outcomes[] = {"scored", "token", "dead_lettered"};
+    const uint64_t v[] = {d->stats.scored, d->stats.tokens, d->stats.dead};
+    for (int k = 0; k < 3; k++)
+      tally_metric_sample2(b, "tally_queue_jobs_total", "queue", d->opt.queue,
+                           "outcome", outcomes[k], (double)v[k]);
+  }
+  tally_metric_family(b, "tally_queue_ready", TALLY_GAUGE,
+                      "1 while the queue's connections are up and set up");
+  for (size_t i = 0; i < o->ndisps; i++) {
+    char why[256];
+    tally_metric_sample(b, "tally_queue_ready", "queue", o->disps[i].opt.queue,
+                        tally_dispatch_ready(&o->disps[i], why, sizeof(why)));
+  }
+  bool cluster = false;
+  for (size_t i = 0; i < o->ndisps; i++)
+    cluster = cluster || o->disps[i].wr.cluster;
+  if (!cluster)
+    return;
+  tally_metric_family(b, "tally_queue_master_info", TALLY_GAUGE,
+                      "The master a queue's write connection follows on a "
+                      "Redis Cluster (queue and address as labels); always 1");
+  for (size_t i = 0; i < o->ndisps; i++)
+    if (o->disps[i].wr.cluster)
+      tally_metric_sample2(b, "tally_queue_master_info", "queue",
+                           o->disps[i].opt.queue, "master",
+                           o->disps[i].wr.master, 1);
+}
+
 void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
-  const tally_dispatch_t *d = o->disp;
-  const tally_dispatch_stats_t *s = &d->stats;
+  totals_t tot;
+  add_up(o, &tot);
+  const tally_dispatch_stats_t *s = &tot.stats;
+  /* The first queue's, for what all queues share (the rescore, the
+   * Sentinel master). */
+  const tally_dispatch_t *d = o->disps;
 
   tally_metric_family(b, "tally_build_info", TALLY_GAUGE,
                       "tallyd's version, as a label; always 1");
@@ -60,7 +149,7 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
           s->stale);
   gauge(b, "tally_jobs_in_flight",
         "Jobs read and not yet posted, released or dead-lettered",
-        (double)d->njobs);
+        (double)tot.njobs);
 
   /* Posting. */
   counter(b, "tally_post_batches_total",
@@ -79,23 +168,21 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
           "Stream entries removed by the retention", s->trimmed);
   tally_metric_hist(b, "tally_post_latency_seconds",
                     "From a job's entry time (its stream ID) to its post",
-                    &d->latency);
+                    &tot.latency);
 
   /* Redis. */
   tally_metric_family(b, "tally_redis_up", TALLY_GAUGE,
                       "1 while the connection to Redis is up");
-  tally_metric_sample(b, "tally_redis_up", "connection", "read",
-                      d->rd.state == TALLY_REDIS_UP);
-  tally_metric_sample(b, "tally_redis_up", "connection", "write",
-                      d->wr.state == TALLY_REDIS_UP);
+  tally_metric_sample(b, "tally_redis_up", "connection", "read", tot.rd_up);
+  tally_metric_sample(b, "tally_redis_up", "connection", "write", tot.wr_up);
   tally_metric_family(b, "tally_redis_reconnects_total", TALLY_COUNTER,
                       "Times a connection to Redis came up again after its "
                       "first");
   tally_metric_sample(b, "tally_redis_reconnects_total", "connection", "read",
-                      (double)reconnects(&d->rd));
+                      (double)tot.rd_reconnects);
   tally_metric_sample(b, "tally_redis_reconnects_total", "connection", "write",
-                      (double)reconnects(&d->wr));
-  if (d->wr.addr.nsentinels > 0) {
+                      (double)tot.wr_reconnects);
+  if (d != NULL && d->wr.addr.nsentinels > 0) {
     tally_metric_family(b, "tally_redis_master_info", TALLY_GAUGE,
                         "The master the write connection follows, as the "
                         "sentinels name it (address and name as labels); "
@@ -107,25 +194,26 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
                         "Times the master the sentinels name changed and "
                         "tallyd followed it");
     tally_metric_sample(b, "tally_redis_failovers_total", "connection", "read",
-                        (double)d->rd.failovers);
+                        (double)tot.rd_failovers);
     tally_metric_sample(b, "tally_redis_failovers_total", "connection", "write",
-                        (double)d->wr.failovers);
+                        (double)tot.wr_failovers);
   }
+  queue_metrics(o, b);
   counter(b, "tally_post_wait_short_total",
           "Posts that reached fewer replicas than --wait-replicas asks "
           "within a second, and were posted again",
           s->wait_short);
   gauge(b, "tally_redis_used_memory_bytes",
         "Redis's used_memory, as tallyd last read it (NaN before)",
-        d->probe.used_memory);
+        tot.used_memory);
   gauge(b, "tally_stream_lag",
         "Entries of the jobs stream the consumer group has not read yet, as "
         "tallyd last read it (NaN when Redis cannot tell)",
-        d->probe.lag);
+        tot.lag);
   gauge(b, "tally_pending_jobs",
         "Entries pending for this consumer (read and not acknowledged), as "
         "tallyd last read it",
-        d->probe.pending);
+        tot.pending);
 
   /* Workers. */
   unsigned alive = 0, busy = 0;
@@ -160,13 +248,13 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
 
   /* Rescores and reloads. */
   gauge(b, "tally_rescore_running", "1 while a rescore runs",
-        d->probe.rescore_running);
+        d != NULL ? d->probe.rescore_running : NAN);
   gauge(b, "tally_rescore_submissions_done",
         "Submissions the running (or last) rescore has gone over",
-        d->probe.rescore_done);
+        d != NULL ? d->probe.rescore_done : NAN);
   gauge(b, "tally_rescore_submissions",
         "Submissions the running (or last) rescore goes over in all",
-        d->probe.rescore_total);
+        d != NULL ? d->probe.rescore_total : NAN);
   tally_metric_family(b, "tally_config_reloads_total", TALLY_COUNTER,
                       "Config reloads (SIGHUP), by result");
   tally_metric_sample(b, "tally_config_reloads_total", "result", "accepted",
@@ -195,8 +283,20 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
 }
 
 bool tally_ops_ready(const tally_ops_t *o, char *why, size_t whylen) {
-  if (!tally_dispatch_ready(o->disp, why, whylen))
+  if (o->ndisps == 0) {
+    snprintf(why, whylen, "starting");
     return false;
+  }
+  for (size_t i = 0; i < o->ndisps; i++) {
+    char one[400];
+    if (!tally_dispatch_ready(&o->disps[i], one, sizeof(one))) {
+      if (o->ndisps == 1)
+        snprintf(why, whylen, "%s", one);
+      else
+        snprintf(why, whylen, "queue %s: %s", o->disps[i].opt.queue, one);
+      return false;
+    }
+  }
   unsigned alive = 0, busy = 0;
   if (o->pool != NULL)
     tally_pool_count(o->pool, &alive, &busy);
@@ -222,13 +322,28 @@ void tally_ops_answer(const tally_ops_t *o, const char *path,
     char why[512];
     if (tally_ops_ready(o, why, sizeof(why))) {
       tally_buf_puts(&out->body, "ready\n");
-      const tally_redis_t *w = &o->disp->wr;
+      const tally_redis_t *w = &o->disps[0].wr;
       if (w->addr.nsentinels > 0) {
         char line[400];
         snprintf(line, sizeof(line),
                  "master %s at %s, as the sentinels name it; failovers "
                  "followed: %llu\n",
                  w->addr.master, w->master, (unsigned long long)w->failovers);
+        tally_buf_puts(&out->body, line);
+      }
+      for (size_t i = 0; i < o->ndisps; i++) {
+        const tally_dispatch_t *q = &o->disps[i];
+        char line[400];
+        if (q->wr.cluster)
+          snprintf(line, sizeof(line),
+                   "queue %s: cluster slot %d at master %s; failovers and slot "
+                   "moves followed: %llu\n",
+                   q->opt.queue, q->wr.follow_slot, q->wr.master,
+                   (unsigned long long)q->wr.failovers);
+        else if (o->ndisps > 1)
+          snprintf(line, sizeof(line), "queue %s\n", q->opt.queue);
+        else
+          continue;
         tally_buf_puts(&out->body, line);
       }
     } else {

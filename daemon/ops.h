@@ -14,7 +14,8 @@
 #include "daemon/pool.h"
 
 typedef struct tally_ops_s {
-  tally_dispatch_t *disp;   /* borrowed */
+  tally_dispatch_t *disps; /* borrowed: one per queue consumed */
+  size_t ndisps;
   tally_pool_t *pool;       /* borrowed; NULL while it is not up */
   const tally_http_t *http; /* borrowed (its loop is another thread's);
                               NULL when off */

@@ -4,6 +4,7 @@
 #include "config/cfg.h"
 #include "config/error.h"
 #include "daemon/http.h"
+#include "engine/contests.h"
 #include "redis/redis.h"
 
 #include <errno.h>
@@ -65,6 +66,8 @@ static const char *set_name(const setting_t *, const value_t *, parse_t *,
                             char *, size_t);
 static const char *set_path(const setting_t *, const value_t *, parse_t *,
                             char *, size_t);
+static const char *set_queues(const setting_t *, const value_t *, parse_t *,
+                              char *, size_t);
 static const char *set_url(const setting_t *, const value_t *, parse_t *,
                            char *, size_t);
 static const char *set_listen(const setting_t *, const value_t *, parse_t *,
@@ -102,6 +105,9 @@ static const setting_t settings[] = {
     {"workers", "--workers", set_uint, AT(workers), 1, WORKERS_MAX, NULL},
     {"prefix", "--prefix", set_name, AT(prefix), 1, 64, NULL},
     {"consumer", "--consumer", set_string, AT(consumer), 1, 200, NULL},
+    {"queues", "--queues", set_queues, AT(queues), 1, 4096, NULL},
+    {"default_queue", "--default-queue", set_queues, AT(default_queue), 1,
+     TALLY_QUEUE_NAME_MAX, NULL},
     {"claim_idle", "--claim-idle", set_u64, AT(claim_idle), 1000, DAY_MS, NULL},
     {"job_timeout", "--job-timeout", set_u64, AT(job_timeout), 1, DAY_MS, NULL},
     {"drain_timeout", "--drain-timeout", set_u64, AT(drain_timeout), 1, DAY_MS,
@@ -172,6 +178,10 @@ const char tally_settings_usage[] =
     "  --workers N           worker processes, 1-256 (default: one per CPU)\n"
     "  --prefix P            prefix of every Redis key (default: tally)\n"
     "  --consumer NAME       this tallyd's consumer name (default: HOST:PID)\n"
+    "  --queues Q1,Q2        the queues to consume (default: the default\n"
+    "                        queue and every queue a contest config names)\n"
+    "  --default-queue Q     the queue of contests whose config names none\n"
+    "                        (default: main)\n"
     "  --claim-idle MS       take over jobs another consumer has held this\n"
     "                        long, 1000-86400000 (default: 30000)\n"
     "  --job-timeout MS      the longest one job may take, 1-86400000\n"
@@ -285,14 +295,15 @@ int tally_settings_init(tally_settings_t *s) {
   s->event_stream_memory = 256 * MIB;
   s->prefix = strdup("tally");
   s->consumer = default_consumer();
+  s->default_queue = strdup(TALLY_MAIN_QUEUE);
   s->data_dir = strdup("tally-data");
   s->worker = beside_tallyd("tally-worker");
   s->redis_server = strdup("redis-server");
   s->tally = beside_tallyd("tally");
   s->auto_rescore = true;
   s->http = strdup("127.0.0.1:9464");
-  if (!s->http || !s->prefix || !s->consumer || !s->data_dir || !s->worker ||
-      !s->redis_server || !s->tally) {
+  if (!s->http || !s->prefix || !s->consumer || !s->default_queue ||
+      !s->data_dir || !s->worker || !s->redis_server || !s->tally) {
     tally_settings_close(s);
     return TALLY_ENOMEM;
   }
@@ -308,6 +319,8 @@ void tally_settings_close(tally_settings_t *s) {
   free(s->sentinel_password_file);
   free(s->prefix);
   free(s->consumer);
+  free(s->queues);
+  free(s->default_queue);
   free(s->data_dir);
   free(s->worker);
   free(s->redis_server);
@@ -364,6 +377,40 @@ static const char *set_name(const setting_t *k, const value_t *v, parse_t *p,
   for (const char *c = v->text; *c; c++)
     if ((unsigned char)*c <= ' ' || *c == 0x7f)
       return "must not contain spaces or control characters";
+  return store_string(k, strdup(v->text), p);
+}
+
+/* Queue names, comma-separated (one for default_queue), each one
+ * tally_queue_name_ok and none twice. */
+static const char *set_queues(const setting_t *k, const value_t *v, parse_t *p,
+                              char *msg, size_t len) {
+  const char *bad = check_string(k, v, msg, len);
+  if (bad != NULL)
+    return bad;
+  bool list = k->max > TALLY_QUEUE_NAME_MAX;
+  for (const char *s = v->text;; s++) {
+    size_t n = list ? strcspn(s, ",") : strlen(s);
+    char name[TALLY_QUEUE_NAME_MAX + 1] = "";
+    if (n <= TALLY_QUEUE_NAME_MAX) {
+      memcpy(name, s, n);
+      name[n] = '\0';
+    }
+    if (n > TALLY_QUEUE_NAME_MAX || !tally_queue_name_ok(name)) {
+      snprintf(msg, len,
+               "\"%.*s\" is not a queue name: 1 to %d letters, digits, "
+               "'-', '_' or '.'",
+               (int)(n > 80 ? 80 : n), s, TALLY_QUEUE_NAME_MAX);
+      return msg;
+    }
+    for (const char *o = v->text; o < s; o += strcspn(o, ",") + 1)
+      if (strcspn(o, ",") == n && strncmp(o, s, n) == 0) {
+        snprintf(msg, len, "queue %s is listed twice", name);
+        return msg;
+      }
+    s += n;
+    if (*s == '\0')
+      break;
+  }
   return store_string(k, strdup(v->text), p);
 }
 

@@ -16,9 +16,13 @@ typedef struct tally_settings_s {
   char *redis;               /* --redis URL; NULL: start an embedded server */
   char *redis_password_file; /* --redis-password-file FILE, or NULL */
   char *sentinel_password_file; /* --sentinel-password-file FILE, or NULL */
-  unsigned workers;        /* --workers N: default the number of CPUs, 1..256 */
-  char *prefix;            /* --prefix P: default "tally" */
-  char *consumer;          /* --consumer NAME: default "HOST:PID" */
+  unsigned workers; /* --workers N: default the number of CPUs, 1..256 */
+  char *prefix;     /* --prefix P: default "tally" */
+  char *consumer;   /* --consumer NAME: default "HOST:PID" */
+  char *queues;     /* --queues Q1,Q2: the queues to consume; NULL: the default
+                       queue and every queue a contest config names */
+  char *default_queue;     /* --default-queue Q: the queue of contests whose
+                              config names none; default "main" */
   uint64_t claim_idle;     /* --claim-idle MS: default 30000 */
   uint64_t job_timeout;    /* --job-timeout MS: default 1000 */
   uint64_t drain_timeout;  /* --drain-timeout MS: default 10000 */

@@ -8,12 +8,14 @@
 #include "daemon/notify.h"
 #include "daemon/ops.h"
 #include "daemon/pool.h"
+#include "daemon/queues.h"
 #include "daemon/rescore_child.h"
 #include "daemon/settings.h"
 #include "daemon/snapfiles.h"
 #include "engine/contests.h"
 #include "engine/plugins.h"
 #include "engine/taskset.h"
+#include "redis/keys.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -49,8 +51,12 @@ typedef struct tallyd_s {
   tally_embedded_t emb;
   bool pool_up;
   tally_pool_t pool;
-  tally_dispatch_t disp;
-  bool disp_up;          /* disp is initialised */
+  /* One dispatcher per queue consumed, sharing the pool; ndisps are
+   * initialised, drained and closed of them. */
+  tally_queues_t queues;
+  tally_dispatch_t *disps;
+  size_t ndisps, ndrained, nclosed;
+  tally_dispatch_group_t group;
   bool rescore_child_up; /* resc is initialised (--auto-rescore) */
   bool rescored;         /* the rescore at start has been asked for */
   tally_rescore_child_t resc;
@@ -354,6 +360,8 @@ static void on_embedded_stopped(tally_embedded_t *e) {
 
 static void on_dispatch_closed(tally_dispatch_t *d) {
   tallyd_t *t = d->data;
+  if (++t->nclosed < t->ndisps)
+    return;
   if (t->embedded)
     tally_embedded_stop(&t->emb, EMBEDDED_GRACE_MS, on_embedded_stopped);
   else
@@ -362,8 +370,17 @@ static void on_dispatch_closed(tally_dispatch_t *d) {
 
 static void on_drained(tally_dispatch_t *d) {
   tallyd_t *t = d->data;
+  if (++t->ndrained < t->ndisps)
+    return;
   tally_log(&t->log, TALLY_LOG_INFO, "stop", "drained; closing");
-  tally_dispatch_close(d, on_dispatch_closed);
+  for (size_t i = 0; i < t->ndisps; i++)
+    tally_dispatch_close(&t->disps[i], on_dispatch_closed);
+}
+
+/* Drains every queue's dispatcher. */
+static void drain_all(tallyd_t *t) {
+  for (size_t i = 0; i < t->ndisps; i++)
+    tally_dispatch_drain(&t->disps[i], t->set.drain_timeout, on_drained);
 }
 
 /* The automatic rescore: `tally rescore --changed` once the write
@@ -391,7 +408,7 @@ static void on_fatal(tally_dispatch_t *d, const char *why) {
             "cannot run beside the other tallyd: draining");
   if (t->rescore_child_up)
     tally_rescore_child_close(&t->resc, RESCORE_GRACE_MS, NULL);
-  tally_dispatch_drain(&t->disp, t->set.drain_timeout, on_drained);
+  drain_all(t);
 }
 
 static void on_stale(tally_dispatch_t *d) {
@@ -401,6 +418,21 @@ static void on_stale(tally_dispatch_t *d) {
 }
 
 static void start_reload(tallyd_t *t);
+
+/* A contest whose queue this tallyd does not consume: its jobs wait for
+ * a tallyd that does. Said once per config load. */
+static void warn_unconsumed(tallyd_t *t, const tally_contestset_t *cs) {
+  const char *queue = NULL;
+  const tally_contest_t *c =
+      tally_queues_unconsumed(&t->queues, t->set.default_queue, cs, &queue);
+  if (c != NULL)
+    tally_log(&t->log, TALLY_LOG_WARN, "queues",
+              "contest %s belongs to queue %s, which this tallyd does not "
+              "consume: its jobs wait for a tallyd that does (add it to "
+              "--queues, or restart this one without --queues to take every "
+              "configured queue)",
+              c->name, queue);
+}
 
 /* Removes the snapshots retired while a rescore child ran. */
 static void remove_retired(tallyd_t *t) {
@@ -450,6 +482,7 @@ static void apply_reload(tallyd_t *t, char *path) {
   }
   free(t->snap);
   t->snap = path;
+  warn_unconsumed(t, &t->reload_contests);
   if (t->http_up && t->front.api_up) {
     /* The API reads them on its own thread. */
     if (tally_front_configs(&t->front, &t->reload_contests,
@@ -498,7 +531,7 @@ static void on_reload_said(tally_redis_t *rd, redisReply *reply, void *priv) {
 }
 
 static void say_reload(tallyd_t *t, bool accepted) {
-  if (!t->disp_up)
+  if (t->ndisps == 0)
     return;
   char key[200], pid[24];
   snprintf(key, sizeof(key), "%s:reload:%ld", t->set.prefix, (long)getpid());
@@ -513,10 +546,12 @@ static void say_reload(tallyd_t *t, bool accepted) {
   size_t lens[8];
   for (int i = 0; i < 8; i++)
     lens[i] = strlen(argv[i]);
-  tally_redis_command(&t->disp.wr, 5000, on_reload_said, NULL, 8, argv, lens);
+  tally_redis_command(&t->disps[0].wr, 5000, on_reload_said, NULL, 8, argv,
+                      lens);
   const char *exp[] = {"EXPIRE", key, "3600"};
   size_t elens[3] = {6, strlen(key), 4};
-  tally_redis_command(&t->disp.wr, 5000, on_reload_said, NULL, 3, exp, elens);
+  tally_redis_command(&t->disps[0].wr, 5000, on_reload_said, NULL, 3, exp,
+                      elens);
 }
 
 /* Back on the loop: the new snapshot goes to the pool and the rescore child. */
@@ -596,7 +631,7 @@ static void on_signal(uv_signal_t *h, int signum) {
   tally_log(&t->log, TALLY_LOG_INFO, "stop", "%s: draining", strsignal(signum));
   if (t->rescore_child_up)
     tally_rescore_child_close(&t->resc, RESCORE_GRACE_MS, NULL);
-  tally_dispatch_drain(&t->disp, t->set.drain_timeout, on_drained);
+  drain_all(t);
 }
 
 static void print_diag(const tally_diag_t *d) {
@@ -665,8 +700,15 @@ static void on_ops_tick(uv_timer_t *h) {
   }
   if (!t->notified_ready || now < t->status_next)
     return;
-  const tally_dispatch_stats_t *s = &t->disp.stats;
-  uint64_t done = s->scored + s->tokens + s->dead;
+  uint64_t done = 0;
+  double lag = 0;
+  size_t njobs = 0;
+  for (size_t i = 0; i < t->ndisps; i++) {
+    const tally_dispatch_t *d = &t->disps[i];
+    done += d->stats.scored + d->stats.tokens + d->stats.dead;
+    lag += d->probe.lag;
+    njobs += d->njobs;
+  }
   double rate = t->status_ms != 0 && now > t->status_ms
                     ? (double)(done - t->status_done) * 1000.0 /
                           (double)(now - t->status_ms)
@@ -677,7 +719,7 @@ static void on_ops_tick(uv_timer_t *h) {
   if (ready)
     tally_notify_send(&t->notify,
                       "STATUS=scoring: %.0f jobs/s, lag %.0f, %zu in flight",
-                      rate, t->disp.probe.lag, t->disp.njobs);
+                      rate, lag, njobs);
   else
     tally_notify_send(&t->notify, "STATUS=not ready: %s", why);
 }
@@ -705,7 +747,6 @@ static int start_ops(tallyd_t *t) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   t->ops.start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-  t->ops.disp = &t->disp;
   t->ops.pool = t->pool_up ? &t->pool : NULL;
   if (strcmp(t->set.http, "off") != 0) {
     char err[512];
@@ -753,6 +794,12 @@ static int start(tallyd_t *t) {
   }
   if (load_configs(t, &t->snap, &t->contests, &t->scoring) != 0)
     return EXIT_CONFIG;
+  if (tally_queues_pick(&t->queues, t->set.queues, t->set.default_queue,
+                        &t->contests) != 0) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "config", "out of memory");
+    return EXIT_FAILED;
+  }
+  warn_unconsumed(t, &t->contests);
   const char *url = t->set.redis;
   if (url != NULL) {
     /* The password goes to the environment (the rescore child inherits
@@ -801,8 +848,9 @@ static int start(tallyd_t *t) {
       .batch = t->set.batch,
       .job_timeout_ms = t->set.job_timeout,
       .log = &t->log,
+      .default_queue = t->set.default_queue,
       .done_cb = tally_dispatch_done,
-      .data = &t->disp,
+      .data = &t->group,
   };
   if (tally_pool_init(t->loop, &t->pool, &po, err, sizeof(err)) != 0) {
     tally_log(&t->log, TALLY_LOG_ERROR, "pool", "%s", err);
@@ -836,7 +884,6 @@ static int start(tallyd_t *t) {
     return rc;
   tally_dispatch_options_t dopt = {
       .url = url,
-      .prefix = t->set.prefix,
       .consumer = t->set.consumer,
       .claim_idle_ms = t->set.claim_idle,
       .max_deliveries = t->set.max_deliveries,
@@ -850,16 +897,37 @@ static int start(tallyd_t *t) {
       .log = &t->log,
       .embedded = t->embedded,
       .pool = &t->pool,
+      .group = &t->group,
       .ready_cb = on_ready,
       .stale_cb = on_stale,
       .fatal_cb = on_fatal,
   };
-  if (tally_dispatch_init(t->loop, &t->disp, &dopt, err, sizeof(err)) != 0) {
-    tally_log(&t->log, TALLY_LOG_ERROR, "redis", "%s", err);
-    return EXIT_CONFIG;
+  t->disps = calloc(t->queues.n, sizeof(*t->disps));
+  t->group.members = calloc(t->queues.n, sizeof(*t->group.members));
+  if (t->disps == NULL || t->group.members == NULL) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "start", "out of memory");
+    return EXIT_FAILED;
   }
-  t->disp.data = t;
-  t->disp_up = true;
+  for (size_t i = 0; i < t->queues.n; i++) {
+    char prefix[200];
+    if (tally_queue_prefix(prefix, sizeof(prefix), t->set.prefix,
+                           t->queues.names[i]) != 0) {
+      tally_log(&t->log, TALLY_LOG_ERROR, "config", "prefix too long");
+      return EXIT_CONFIG;
+    }
+    dopt.prefix = prefix;
+    dopt.queue = t->queues.names[i];
+    if (tally_dispatch_init(t->loop, &t->disps[i], &dopt, err, sizeof(err)) !=
+        0) {
+      tally_log(&t->log, TALLY_LOG_ERROR, "redis", "%s", err);
+      return EXIT_CONFIG;
+    }
+    t->disps[i].data = t;
+    t->group.members[t->group.n++] = &t->disps[i];
+    t->ndisps++;
+  }
+  t->ops.disps = t->disps;
+  t->ops.ndisps = t->ndisps;
   if (t->http_up) {
     t->front.api.sse_budget = t->set.event_stream_memory;
     if (tally_front_api(&t->front, t->set.prefix, url, t->set.http_token_file,
@@ -874,10 +942,16 @@ static int start(tallyd_t *t) {
       return EXIT_FAILED;
     }
   }
+  char qlist[512] = "";
+  size_t qlen = 0;
+  for (size_t i = 0; i < t->queues.n && qlen < sizeof(qlist); i++)
+    qlen += (size_t)snprintf(qlist + qlen, sizeof(qlist) - qlen, "%s%s",
+                             i > 0 ? "," : "", t->queues.names[i]);
   tally_log(&t->log, TALLY_LOG_INFO, "start",
-            "tallyd %s: %u workers, consumer %s, prefix %s, Redis %s%s",
-            TALLY_VERSION, t->set.workers, t->set.consumer, t->set.prefix, url,
-            t->embedded ? " (embedded)" : "");
+            "tallyd %s: %u workers, consumer %s, prefix %s, queues %s, "
+            "Redis %s%s",
+            TALLY_VERSION, t->set.workers, t->set.consumer, t->set.prefix,
+            qlist, url, t->embedded ? " (embedded)" : "");
   if (t->set.claim_idle < t->set.job_timeout * t->set.batch)
     tally_log(&t->log, TALLY_LOG_WARN, "start",
               "--claim-idle %llu ms is shorter than a full batch may take "
@@ -886,7 +960,8 @@ static int start(tallyd_t *t) {
               "ever written, but the work is done twice)",
               (unsigned long long)t->set.claim_idle,
               (unsigned long long)t->set.job_timeout, t->set.batch);
-  tally_dispatch_start(&t->disp);
+  for (size_t i = 0; i < t->ndisps; i++)
+    tally_dispatch_start(&t->disps[i]);
   return 0;
 }
 
@@ -932,7 +1007,6 @@ int main(int argc, char **argv) {
   uv_timer_init(t.loop, &t.ops_timer);
   uv_timer_init(t.loop, &t.watchdog);
   t.ops_timer.data = t.watchdog.data = &t;
-  t.ops.disp = &t.disp;
   char nerr[512];
   if (tally_notify_open(&t.notify, nerr, sizeof(nerr)) != 0)
     tally_log(&t.log, TALLY_LOG_ERROR, "systemd", "%s: not notifying systemd",
@@ -941,8 +1015,8 @@ int main(int argc, char **argv) {
   t.exit_code = start(&t);
   if (t.exit_code != 0) {
     /* Nothing was read yet: close what was opened and go. */
-    if (t.disp_up)
-      tally_dispatch_close(&t.disp, NULL);
+    for (size_t i = 0; i < t.ndisps; i++)
+      tally_dispatch_close(&t.disps[i], NULL);
     if (t.pool_up)
       tally_pool_close(&t.pool, 0, NULL);
     if (t.rescore_child_up)
@@ -974,6 +1048,9 @@ int main(int argc, char **argv) {
     close(t.pidfile_fd);
   }
   tally_notify_close(&t.notify);
+  free(t.disps);
+  free(t.group.members);
+  tally_queues_free(&t.queues);
   tally_contestset_close(&t.contests);
   tally_contestset_close(&t.reload_contests);
   tally_scoring_close(&t.scoring);

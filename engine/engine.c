@@ -234,12 +234,15 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
     rc = TALLY_EJOB;
   if (rc == 0 && !contest_lists(e, task))
     rc = TALLY_EJOB;
-  if (rc == 0 && !queue_ok(e))
+  /* A job of another queue's contest leaves this queue's contest state
+   * alone: no unscored summary either. */
+  bool foreign = rc == 0 && !queue_ok(e);
+  if (foreign)
     rc = TALLY_EJOB;
   if (rc != 0 && e->job.keys_ok && e->job.type == TALLY_JOB_SCORE)
     task = e->job.task != NULL ? tally_taskset_find(e->tasks, e->job.task)
                                : e->default_task;
-  e->decoded_task = task;
+  e->decoded_task = foreign ? NULL : task;
   if (rc == 0 && (task->card != NULL) != (e->job.answer != NULL)) {
     snprintf(e->err, sizeof(e->err),
              task->card != NULL

@@ -737,8 +737,8 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *privdata) {
   char host[64];
   int port = 0;
   if (r->cluster && x != NULL && x->type == REDIS_REPLY_ERROR)
-    moved =
-        tally_redirect_parse(x->str, x->len, &ask, &slot, host, &port) && !ask;
+    moved = tally_redirect_parse(x->str, x->len, &ask, &slot, host, &port) &&
+            !ask && (int)slot == r->follow_slot;
   c->cb(r, reply, c->privdata);
   free(c);
   if (moved && r->ac == ac && r->state == TALLY_REDIS_UP &&
