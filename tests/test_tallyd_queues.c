@@ -9,10 +9,10 @@
 
 #include <criterion/criterion.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static tr_redis_t server;
