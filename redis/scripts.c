@@ -36,15 +36,19 @@ static void arg_num(tally_call_t *c, unsigned long long v) {
 
 void tally_call_begin(tally_call_t *c, tally_script_t s, const char *sha,
                       const char *prefix, const char *consumer) {
-  static const char *const suffix[3] = {"jobs", "results", "dead"};
+  /* The guard is never written: on a Redis Cluster, a key that does not
+   * exist makes the node refuse the call (ASK or TRYAGAIN) while the
+   * queue's slot migrates, so that no script runs while some of the keys
+   * it reads and writes without naming them have moved already. */
+  static const char *const suffix[4] = {"jobs", "results", "dead", "guard"};
   c->argc = 0;
   c->nnums = 0;
   c->items = 0;
   c->count_arg = -1;
   arg_str(c, sha ? "EVALSHA" : "EVAL");
   arg_str(c, sha ? sha : tally_scripts[s]);
-  arg_str(c, "3");
-  for (int i = 0; i < 3; i++) {
+  arg_str(c, "4");
+  for (int i = 0; i < 4; i++) {
     snprintf(c->keys[i], sizeof(c->keys[i]), "%s:%s", prefix, suffix[i]);
     arg_str(c, c->keys[i]);
   }

@@ -105,7 +105,8 @@ enum {
 };
 
 /* One script call's arguments: EVALSHA sha (or EVAL of the source when sha
- * is NULL), the three stream keys, and the script's own arguments. The
+ * is NULL), the three stream keys and <prefix>:guard (never written; see
+ * tally_call_begin), and the script's own arguments. The
  * strings given to the tally_call_* functions are borrowed and must stay
  * alive until the call is sent (hiredis copies them when it formats the
  * command). A call holds no other resource: reuse it with _begin. */
@@ -117,7 +118,7 @@ typedef struct tally_call_s {
   int argc;
   int count_arg; /* index of the item count, for post and release */
   unsigned items;
-  char keys[3][96];
+  char keys[4][96];
   char prefix[96];
   char nums[4 + 2 * 256][24]; /* numbers formatted for the arguments */
   unsigned nnums;
