@@ -1,0 +1,322 @@
+/* tallyd on a Redis Cluster (issue 25): three masters with a replica each,
+ * six queues (one contest each), three tallyd processes given each a
+ * different node and nothing else about the cluster. Under a load of
+ * jobs a master is SIGKILLed and its replica takes over; a queue's slot
+ * is migrated key by key while its jobs flow. Every job ends with
+ * exactly one outcome, a result, nothing stays pending, and the rankings
+ * equal those of one server scoring the same jobs. */
+#include "cluster_fixture.h"
+#include "redis/slots.h"
+#include "redis_fixture.h"
+#include "tallyd_fixture.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NQ 6
+#define PER_ROUND 40 /* jobs per queue per round */
+#define ROUNDS 3
+
+static tk_cluster_t kc;
+static bool have_cluster;
+static tr_redis_t as_server; /* the cluster's folder, for the logs */
+static td_daemon_t daemons[3];
+static char tasks[512];
+/* Every job pushed, by queue. */
+static char ids[NQ][PER_ROUND * ROUNDS][64];
+static size_t nids[NQ];
+
+static void put(const char *name, const char *text) {
+  char path[700];
+  snprintf(path, sizeof(path), "%s/%s", tasks, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void setup(void) {
+  memset(daemons, 0, sizeof(daemons));
+  memset(nids, 0, sizeof(nids));
+  cr_assert_eq(tk_start(&kc, 3, 1), 0, "the cluster did not start");
+  have_cluster = true;
+  memset(&as_server, 0, sizeof(as_server));
+  snprintf(as_server.dir, sizeof(as_server.dir), "%s", kc.dir);
+  snprintf(tasks, sizeof(tasks), "%s/tasks", kc.dir);
+  char cmd[1400];
+  snprintf(cmd, sizeof(cmd), "cp -r '%s/examples/tasks' '%s'", TALLY_SOURCE_DIR,
+           tasks);
+  cr_assert_eq(system(cmd), 0);
+  for (int q = 1; q <= NQ; q++) {
+    char name[64], text[200];
+    snprintf(name, sizeof(name), "c%d.contest.json", q);
+    snprintf(text, sizeof(text),
+             "{\"name\": \"c%d\", \"tasks\": [\"sum\"], \"queue\": \"q%d\"}", q,
+             q);
+    put(name, text);
+  }
+}
+
+static void teardown(void) {
+  for (int i = 0; i < 3; i++)
+    td_kill(&daemons[i]);
+  if (have_cluster)
+    tk_stop(&kc);
+}
+
+TestSuite(tallyd_cluster, .init = setup, .fini = teardown, .timeout = 300);
+
+static void jobs_key(int q, char *key, size_t len) {
+  snprintf(key, len, "tally:{q%d}:jobs", q);
+}
+
+static unsigned slot_of(int q) {
+  char key[64];
+  jobs_key(q, key, sizeof(key));
+  return tally_key_slot(key, strlen(key));
+}
+
+/* A command on the master of queue q's slot now (NULL when none). */
+static redisReply *on_queue(int q, const char *fmt, const char *a) {
+  int owner = tk_owner(&kc, slot_of(q));
+  redisContext *c = owner >= 0 ? tk_connect(&kc, owner) : NULL;
+  if (c == NULL)
+    return NULL;
+  redisReply *r = redisCommand(c, fmt, a);
+  redisFree(c);
+  return r;
+}
+
+/* Job k of queue q (participants p0..p6 of contest cq). */
+static void job_text(int q, int k, char *job, size_t len) {
+  snprintf(job, len,
+           "{\"submission\":\"q%d-%d\",\"task\":\"sum\",\"participant\":"
+           "\"p%d\",\"contest\":\"c%d\",\"timestamp\":%d,\"evaluations\":"
+           "{\"0\":1,\"1\":%s,\"2\":%d,\"3\":0}}",
+           q, k, k % 7, q, k, k % 2 ? "0.5" : "1", k % 3 == 0);
+}
+
+/* Pushes PER_ROUND jobs to each queue. */
+static void push_round(int round) {
+  for (int q = 1; q <= NQ; q++) {
+    char key[64];
+    jobs_key(q, key, sizeof(key));
+    int owner = tk_owner(&kc, slot_of(q));
+    redisContext *c = tk_connect(&kc, owner);
+    cr_assert_not_null(c, "no master for q%d", q);
+    for (int i = 0; i < PER_ROUND; i++) {
+      char job[300];
+      job_text(q, round * PER_ROUND + i, job, sizeof(job));
+      redisReply *r = redisCommand(c, "XADD %s * job %s", key, job);
+      cr_assert(r != NULL && r->type == REDIS_REPLY_STRING, "XADD %s: %s", key,
+                r != NULL && r->str ? r->str : "no reply");
+      snprintf(ids[q - 1][nids[q - 1]++], 64, "%s", r->str);
+      freeReplyObject(r);
+    }
+    /* On the replica too, as a platform that must not lose a job does. */
+    redisReply *w = redisCommand(c, "WAIT 1 5000");
+    freeReplyObject(w);
+    redisFree(c);
+  }
+}
+
+/* The job ids the outcomes of queue q name (results' "entry", dead
+ * letters' "id"), counted into seen (indexed like ids[q]); returns the
+ * outcomes found. */
+static long long outcomes(int q, unsigned *seen) {
+  long long total = 0;
+  const char *streams[] = {"tally:{q%d}:results", "tally:{q%d}:dead"};
+  const char *fields[] = {"entry", "id"};
+  for (int s = 0; s < 2; s++) {
+    char key[64];
+    snprintf(key, sizeof(key), streams[s], q);
+    redisReply *r = on_queue(q, "XRANGE %s - +", key);
+    for (size_t i = 0;
+         r != NULL && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+      const redisReply *f = r->element[i]->element[1];
+      for (size_t k = 0; k + 1 < f->elements; k += 2) {
+        if (strcmp(f->element[k]->str, fields[s]) != 0)
+          continue;
+        total++;
+        for (size_t j = 0; seen != NULL && j < nids[q - 1]; j++)
+          if (strcmp(ids[q - 1][j], f->element[k + 1]->str) == 0)
+            seen[j]++;
+      }
+    }
+    freeReplyObject(r);
+  }
+  return total;
+}
+
+static bool wait_all(int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 200) {
+    bool all = true;
+    for (int q = 1; q <= NQ && all; q++)
+      all = outcomes(q, NULL) >= (long long)nids[q - 1];
+    if (all)
+      return true;
+    usleep(200000);
+  }
+  return false;
+}
+
+static void start_daemons(void) {
+  for (int i = 0; i < 3; i++) {
+    char url[64];
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", kc.nodes[i].port);
+    snprintf(as_server.url, sizeof(as_server.url), "%s", url);
+    daemons[i].default_http = true;
+    char name[16];
+    snprintf(name, sizeof(name), "t%d", i);
+    const char *args[] = {"--tasks",
+                          tasks,
+                          "--default-queue",
+                          "q1",
+                          "--wait-replicas",
+                          "1",
+                          "--http",
+                          "off",
+                          NULL};
+    cr_assert_eq(td_start(&daemons[i], &as_server, name, args, NULL), 0);
+  }
+  for (int i = 0; i < 3; i++) {
+    bool up = false;
+    for (int k = 0; k < 300 && !up; k++) {
+      up = td_log_has(&daemons[i], "queue q6: following the master");
+      if (!up)
+        usleep(100000);
+    }
+    TD_REQUIRE(&daemons[i], up, "tallyd %d never followed queue q6", i);
+  }
+}
+
+Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
+  start_daemons();
+
+  /* Round 0, then a master SIGKILLed while it is scored. */
+  push_round(0);
+  int victim = tk_owner(&kc, slot_of(1));
+  cr_assert(victim >= 0);
+  tk_kill(&kc, victim);
+  int now = tk_wait_owner_change(&kc, slot_of(1), victim, 30000);
+  cr_assert(now >= 0, "no replica took over");
+  push_round(1);
+
+  /* Round 2 while queue q2's slot moves to another master, key by key. */
+  unsigned slot = slot_of(2);
+  int from = tk_owner(&kc, slot), to = -1;
+  for (int i = 0; i < kc.n && to < 0; i++) {
+    redisContext *c = tk_connect(&kc, i);
+    redisReply *role = c ? redisCommand(c, "ROLE") : NULL;
+    if (i != from && role != NULL && role->type == REDIS_REPLY_ARRAY &&
+        strcmp(role->element[0]->str, "master") == 0)
+      to = i;
+    freeReplyObject(role);
+    if (c)
+      redisFree(c);
+  }
+  cr_assert(to >= 0);
+  cr_assert_eq(tk_migration_begin(&kc, slot, from, to), 0);
+  push_round(2);
+  int moved;
+  while ((moved = tk_migration_move(&kc, slot, from, to, 5)) > 0)
+    usleep(50000);
+  cr_assert_eq(moved, 0, "a MIGRATE failed");
+  cr_assert_eq(tk_migration_end(&kc, slot, to), 0);
+
+  bool done = wait_all(120000);
+  for (int i = 0; i < 3 && !done; i++)
+    td_log_dump(&daemons[i]);
+  cr_assert(done, "not every job has an outcome");
+  for (int q = 1; q <= NQ; q++) {
+    unsigned seen[PER_ROUND * ROUNDS] = {0};
+    long long n = outcomes(q, seen);
+    cr_expect_eq(n, (long long)nids[q - 1], "q%d: %lld outcomes of %zu", q, n,
+                 nids[q - 1]);
+    for (size_t j = 0; j < nids[q - 1]; j++)
+      cr_expect_eq(seen[j], 1, "q%d: job %s has %u outcomes", q, ids[q - 1][j],
+                   seen[j]);
+    char key[64];
+    snprintf(key, sizeof(key), "tally:{q%d}:dead", q);
+    redisReply *r = on_queue(q, "XLEN %s", key);
+    cr_expect(r != NULL && r->integer == 0, "q%d has dead letters", q);
+    freeReplyObject(r);
+    /* Nothing left pending once the last posts are done. */
+    long long pending = -1;
+    jobs_key(q, key, sizeof(key));
+    for (int i = 0; i < 100 && pending != 0; i++) {
+      r = on_queue(q, "XPENDING %s tallyd", key);
+      pending = r != NULL && r->type == REDIS_REPLY_ARRAY
+                    ? r->element[0]->integer
+                    : -1;
+      freeReplyObject(r);
+      if (pending != 0)
+        usleep(100000);
+    }
+    cr_expect_eq(pending, 0, "q%d: entries left pending", q);
+  }
+  cr_expect_eq(tk_owner(&kc, slot), to, "the slot did not move");
+  /* The daemons followed both, without a restart. */
+  char moved_to[120], failed_to[120];
+  snprintf(moved_to, sizeof(moved_to),
+           "queue q2: following the master of its slot %u at 127.0.0.1:%d",
+           slot, kc.nodes[to].port);
+  snprintf(failed_to, sizeof(failed_to),
+           "queue q1: following the master of its slot %u at 127.0.0.1:%d",
+           slot_of(1), kc.nodes[now].port);
+  bool saw_move = false, saw_failover = false;
+  for (int i = 0; i < 3; i++) {
+    saw_move = saw_move || td_log_has(&daemons[i], moved_to);
+    saw_failover = saw_failover || td_log_has(&daemons[i], failed_to);
+  }
+  cr_expect(saw_move, "no daemon said: %s", moved_to);
+  cr_expect(saw_failover, "no daemon said: %s", failed_to);
+
+  /* The same jobs on one server: the same rankings, private and public. */
+  tr_redis_t one;
+  cr_assert_eq(tr_redis_start(&one, 0, false), 0);
+  td_daemon_t single;
+  memset(&single, 0, sizeof(single));
+  const char *args[] = {"--tasks", tasks, "--default-queue", "q1", NULL};
+  cr_assert_eq(td_start(&single, &one, "single", args, NULL), 0);
+  redisContext *c = td_connect(&one);
+  for (int q = 1; q <= NQ; q++)
+    for (int k = 0; k < PER_ROUND * ROUNDS; k++) {
+      char key[64], job[300];
+      jobs_key(q, key, sizeof(key));
+      job_text(q, k, job, sizeof(job));
+      freeReplyObject(redisCommand(c, "XADD %s * job %s", key, job));
+    }
+  for (int q = 1; q <= NQ; q++) {
+    char key[64];
+    snprintf(key, sizeof(key), "tally:{q%d}:results", q);
+    long long n = 0;
+    for (int i = 0; i < 600 && n < PER_ROUND * ROUNDS; i++) {
+      n = td_xlen(c, key);
+      if (n < PER_ROUND * ROUNDS)
+        usleep(50000);
+    }
+    TD_REQUIRE(&single, n == PER_ROUND * ROUNDS, "q%d on one server", q);
+    for (int pub = 0; pub < 2; pub++) {
+      snprintf(key, sizeof(key), "tally:{q%d}:{c%d}:ranking%s", q, q,
+               pub ? ":public" : "");
+      redisReply *a = on_queue(q, "ZRANGE %s 0 -1 WITHSCORES", key);
+      redisReply *b = redisCommand(c, "ZRANGE %s 0 -1 WITHSCORES", key);
+      cr_assert(a != NULL && b != NULL && a->type == REDIS_REPLY_ARRAY &&
+                b->type == REDIS_REPLY_ARRAY);
+      cr_expect_eq(a->elements, 14, "%s: 7 participants", key);
+      cr_expect_eq(a->elements, b->elements, "%s", key);
+      for (size_t i = 0; i < a->elements && i < b->elements; i++)
+        cr_expect_str_eq(a->element[i]->str, b->element[i]->str, "%s [%zu]",
+                         key, i);
+      freeReplyObject(a);
+      freeReplyObject(b);
+    }
+  }
+  redisFree(c);
+  td_kill(&single);
+  tr_redis_stop(&one);
+}
