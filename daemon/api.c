@@ -8,6 +8,7 @@
 
 #include "config/error.h"
 #include "contest/frozen.h"
+#include "daemon/queues.h"
 #include "engine/engine.h"
 #include "redis/keys.h"
 #include "redis/scripts.h"
@@ -73,8 +74,8 @@ static bool is_operator(const tally_api_t *a, const tally_http_req_t *r) {
   return t != NULL && a->token != NULL && same_secret(t, a->token);
 }
 
-static void on_secret(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_api_t *a = rd->data;
+static void on_secret(tally_cluster_t *k, redisReply *reply, void *priv) {
+  tally_api_t *a = k->data;
   (void)priv;
   a->secret_asking = false;
   if (reply != NULL && reply->type == REDIS_REPLY_STRING &&
@@ -116,13 +117,13 @@ void tally__api_ask_secret(tally_api_t *a) {
   size_t lens[5];
   for (int i = 0; i < 5; i++)
     lens[i] = strlen(argv[i]);
-  if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_secret, NULL, 5, argv,
-                          lens) == 0)
+  if (tally_cluster_command(&a->cl, key, strlen(key), API_TIMEOUT_MS, on_secret,
+                            NULL, 5, argv, lens) == 0)
     a->secret_asking = true;
 }
 
-static void on_published(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_api_t *a = rd->data;
+static void on_published(tally_cluster_t *k, redisReply *reply, void *priv) {
+  tally_api_t *a = k->data;
   (void)priv;
   if (reply == NULL || reply->type != REDIS_REPLY_INTEGER)
     a->publish_ok = false;
@@ -154,9 +155,10 @@ void tally__api_publish_configured(tally_api_t *a) {
   const char **argv = calloc(m, sizeof(*argv));
   size_t *lens = calloc(m, sizeof(*lens));
   tally_buf_t *times = calloc(cs->count, sizeof(*times));
-  char key[160], tkey[160];
+  char key[160], tkey[160], qkey[160];
   snprintf(key, sizeof(key), "%s:configured", a->prefix);
   snprintf(tkey, sizeof(tkey), "%s:contest-times", a->prefix);
+  snprintf(qkey, sizeof(qkey), "%s:queues", a->prefix);
   bool oom = argv == NULL || lens == NULL || times == NULL;
   for (size_t i = 0; !oom && i < cs->count; i++) {
     const tally_contest_t *c = &cs->contests[i];
@@ -185,8 +187,8 @@ void tally__api_publish_configured(tally_api_t *a) {
     }
     for (size_t i = 0; i < m; i++)
       lens[i] = strlen(argv[i]);
-    if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_published, NULL, (int)m,
-                            argv, lens) == 0)
+    if (tally_cluster_command(&a->cl, tkey, strlen(tkey), API_TIMEOUT_MS,
+                              on_published, NULL, (int)m, argv, lens) == 0)
       a->publish_wait++;
     argv[0] = "SADD";
     argv[1] = key;
@@ -194,10 +196,24 @@ void tally__api_publish_configured(tally_api_t *a) {
       argv[i + 2] = cs->contests[i].name;
     for (size_t i = 0; i < n; i++)
       lens[i] = strlen(argv[i]);
-    if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_published, NULL, (int)n,
-                            argv, lens) == 0)
+    if (tally_cluster_command(&a->cl, key, strlen(key), API_TIMEOUT_MS,
+                              on_published, NULL, (int)n, argv, lens) == 0)
       a->publish_wait++;
-    if (a->publish_wait < 2)
+    /* Each contest's queue, so that tally and the platforms find where
+     * its jobs go. */
+    argv[0] = "HSET";
+    argv[1] = qkey;
+    for (size_t i = 0; i < cs->count; i++) {
+      argv[2 + 2 * i] = cs->contests[i].name;
+      argv[3 + 2 * i] = cs->contests[i].queue != NULL ? cs->contests[i].queue
+                                                      : a->default_queue;
+    }
+    for (size_t i = 0; i < m; i++)
+      lens[i] = strlen(argv[i]);
+    if (tally_cluster_command(&a->cl, qkey, strlen(qkey), API_TIMEOUT_MS,
+                              on_published, NULL, (int)m, argv, lens) == 0)
+      a->publish_wait++;
+    if (a->publish_wait < 3)
       a->publish_ok = false;
     if (a->publish_wait == 0)
       a->publishing = 0;
@@ -209,11 +225,31 @@ void tally__api_publish_configured(tally_api_t *a) {
   free(lens);
 }
 
-static void on_up(tally_redis_t *rd) {
-  tally_api_t *a = rd->data;
-  a->published = 0;
-  tally__api_ask_secret(a);
-  tally__api_publish_configured(a);
+/* The API's connections are up (on a cluster: to every master): what it
+ * writes and reads on every connect. Checked after each slot map and
+ * every second. */
+void tally__api_check_up(tally_api_t *a) {
+  char why[256];
+  bool up = tally_cluster_ready(&a->cl, why, sizeof(why));
+  if (up && !a->cl_up) {
+    a->published = 0;
+    tally__api_ask_secret(a);
+    tally__api_publish_configured(a);
+  }
+  a->cl_up = up;
+}
+
+static void on_map(tally_cluster_t *k) {
+  tally__api_check_up(k->data);
+}
+
+int tally_api_contest_prefix(const tally_api_t *a, const char *contest,
+                             char *out, size_t len) {
+  const tally_contest_t *c =
+      a->contests != NULL ? tally_contestset_find(a->contests, contest) : NULL;
+  return tally_queue_prefix(out, len, a->prefix,
+                            c != NULL && c->queue != NULL ? c->queue
+                                                          : a->default_queue);
 }
 
 void tally_scoring_close(tally_scoring_t *s) {
@@ -225,11 +261,11 @@ void tally_scoring_close(tally_scoring_t *s) {
 }
 
 int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
-                   const char *token_file, char *err, size_t errlen) {
+                   const char *token_file, const tally_contestset_t *cs,
+                   char *err, size_t errlen) {
   a->loop = loop;
   a->secret[0] = '\0';
   a->secret_asking = a->secret_failing = false;
-  a->tail_failing = false;
   a->published = a->publishing = a->publish_wait = 0;
   a->publish_ok = false;
   a->words = NULL;
@@ -242,22 +278,43 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   if (token_file != NULL &&
       (a->token = read_token(token_file, err, errlen)) == NULL)
     return TALLY_EINVAL;
-  if (tally_redis_init(loop, &a->rd, url, err, errlen) != 0) {
+  tally_queues_t queues;
+  if (tally_queues_pick(&queues, NULL, a->default_queue, cs) != 0 ||
+      (a->tails = calloc(queues.n, sizeof(*a->tails))) == NULL) {
+    tally_queues_free(&queues);
+    free(a->token);
+    a->token = NULL;
+    snprintf(err, errlen, "out of memory");
+    return TALLY_ENOMEM;
+  }
+  if (tally_cluster_init(loop, &a->cl, url, err, errlen) != 0) {
+    tally_queues_free(&queues);
+    free(a->tails);
+    a->tails = NULL;
     free(a->token);
     a->token = NULL;
     return TALLY_EINVAL;
   }
-  a->rd.data = a;
-  a->rd.on_up = on_up;
-  if (tally_redis_init(loop, &a->tail, url, err, errlen) != 0) {
-    /* rd parsed the same URL: only memory can fail here. */
-    free(a->token);
-    a->token = NULL;
-    return TALLY_ENOMEM;
+  a->cl.data = a;
+  a->cl.on_map = on_map;
+  a->cl_up = false;
+  a->ntails = queues.n;
+  for (size_t i = 0; i < queues.n; i++) {
+    tally_api_tail_t *t = &a->tails[i];
+    t->a = a;
+    snprintf(t->queue, sizeof(t->queue), "%s", queues.names[i]);
+    tally_queue_prefix(t->prefix, sizeof(t->prefix), a->prefix, t->queue);
+    /* The cluster parsed the same URL: only memory can fail here. */
+    if (tally_redis_init(loop, &t->r, url, err, errlen) != 0)
+      abort();
+    t->r.data = t;
+    t->r.on_up = tally__api_on_tail_up;
+    if (t->r.addr.nsentinels == 0)
+      t->r.follow_slot = (int)tally_key_slot(t->prefix, strlen(t->prefix));
+    uv_timer_init(loop, &t->pace);
+    t->pace.data = t;
   }
-  a->tail.data = a;
-  a->tail.on_up = tally__api_on_tail_up;
-  a->tail_id[0] = '\0';
+  tally_queues_free(&queues);
   a->tail_known = false;
   a->sses = NULL;
   a->nsses = 0;
@@ -268,16 +325,15 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->nfreezes = 0;
   uv_timer_init(loop, &a->keepalive);
   a->keepalive.data = a;
-  uv_timer_init(loop, &a->pace);
-  a->pace.data = a;
   tally_buf_init(&a->scratch);
-  a->handles = 4;
+  a->handles = 2 + 2 * (int)a->ntails;
   return 0;
 }
 
 void tally_api_start(tally_api_t *a) {
-  tally_redis_start(&a->rd);
-  tally_redis_start(&a->tail);
+  tally_cluster_start(&a->cl);
+  for (size_t i = 0; i < a->ntails; i++)
+    tally_redis_start(&a->tails[i].r);
   uv_timer_start(&a->keepalive, tally__api_on_keepalive, 1000, 1000);
 }
 
@@ -291,16 +347,29 @@ static void one_closed(tally_api_t *a) {
   a->nfreezes = 0;
   tally__api_free_words(a);
   tally_buf_close(&a->scratch);
+  free(a->tails);
+  a->tails = NULL;
+  a->ntails = 0;
   if (a->close_cb != NULL)
     a->close_cb(a);
 }
 
-static void on_closed(tally_redis_t *rd) {
-  one_closed(rd->data);
+static void on_tail_closed(tally_redis_t *rd) {
+  tally_api_tail_t *t = rd->data;
+  one_closed(t->a);
+}
+
+static void on_cl_closed(tally_cluster_t *k) {
+  one_closed(k->data);
 }
 
 static void on_timer_closed(uv_handle_t *h) {
   one_closed(h->data);
+}
+
+static void on_pace_closed(uv_handle_t *h) {
+  tally_api_tail_t *t = h->data;
+  one_closed(t->a);
 }
 
 void tally_api_close(tally_api_t *a, void (*close_cb)(tally_api_t *a)) {
@@ -312,9 +381,11 @@ void tally_api_close(tally_api_t *a, void (*close_cb)(tally_api_t *a)) {
    * fail, and their requests are answered 503. */
   tally__api_end_streams(a);
   uv_close((uv_handle_t *)&a->keepalive, on_timer_closed);
-  uv_close((uv_handle_t *)&a->pace, on_timer_closed);
-  tally_redis_close(&a->tail, on_closed);
-  tally_redis_close(&a->rd, on_closed);
+  for (size_t i = 0; i < a->ntails; i++) {
+    uv_close((uv_handle_t *)&a->tails[i].pace, on_pace_closed);
+    tally_redis_close(&a->tails[i].r, on_tail_closed);
+  }
+  tally_cluster_close(&a->cl, on_cl_closed);
 }
 
 /* Requests. */
@@ -346,6 +417,36 @@ void tally__api_fail(areq_t *q, const char *fmt, const char *what) {
   if (!q->failed)
     snprintf(q->why, sizeof(q->why), fmt, what);
   q->failed = true;
+}
+
+/* Adds the strings of an array reply to q's names, each once. */
+static void add_names(const redisReply *reply, areq_t *q) {
+  if (reply == NULL || reply->type != REDIS_REPLY_ARRAY) {
+    tally__api_fail(q, "Redis did not answer %s", "a read");
+    return;
+  }
+  char **grown =
+      realloc(q->names, (q->nnames + reply->elements + 1) * sizeof(char *));
+  if (grown == NULL) {
+    tally__api_fail(q, "%s", "out of memory");
+    return;
+  }
+  q->names = grown;
+  for (size_t i = 0; i < reply->elements; i++) {
+    const char *name = reply->element[i]->type == REDIS_REPLY_STRING
+                           ? reply->element[i]->str
+                           : "";
+    bool seen = false;
+    for (size_t k = 0; k < q->nnames && !seen; k++)
+      seen = strcmp(q->names[k], name) == 0;
+    if (seen)
+      continue;
+    if ((q->names[q->nnames] = strdup(name)) == NULL) {
+      tally__api_fail(q, "%s", "out of memory");
+      return;
+    }
+    q->nnames++;
+  }
 }
 
 /* Copies the strings of an array reply into *out, *n. */
@@ -380,13 +481,14 @@ static void one_done(areq_t *q) {
   free_req(q);
 }
 
-static bool send_cmd(areq_t *q, tally_redis_cb cb, void *priv, int argc,
+/* Sends a read of the key argv[1]. */
+static bool send_cmd(areq_t *q, tally_cluster_cb cb, void *priv, int argc,
                      const char **argv) {
   size_t lens[8];
   for (int i = 0; i < argc; i++)
     lens[i] = strlen(argv[i]);
-  if (tally_redis_command(&q->a->rd, API_TIMEOUT_MS, cb, priv, argc, argv,
-                          lens) != 0) {
+  if (tally_cluster_command(&q->a->cl, argv[1], lens[1], API_TIMEOUT_MS, cb,
+                            priv, argc, argv, lens) != 0) {
     tally__api_fail(q, "%s", "Redis is not connected");
     return false;
   }
@@ -407,6 +509,7 @@ typedef struct {
 enum {
   GOT_ZSET,
   GOT_NAMES,
+  GOT_MORE_NAMES, /* one queue's contests, added to the others' */
   GOT_FIELDS,
   GOT_SELF,
   GOT_PLACE,
@@ -470,12 +573,11 @@ static void add_frozen(areq_t *q, row_t *w, const char *task, double score,
   w->fields[w->nfields++] = text;
 }
 
-static void on_reply(tally_redis_t *rd, redisReply *reply, void *priv) {
-  (void)rd;
+static void on_reply(tally_cluster_t *k, redisReply *reply, void *priv) {
   cb_t *c = priv;
   areq_t *q = c->q;
   if (reply == NULL)
-    tally__api_fail(q, "Redis did not answer: %.200s", rd->why);
+    tally__api_fail(q, "Redis did not answer: %.200s", k->why);
   else if (reply->type == REDIS_REPLY_ERROR)
     tally__api_fail(q, "Redis refused a read: %.200s", reply->str);
   else if (c->what == GOT_ZSET) {
@@ -492,6 +594,8 @@ static void on_reply(tally_redis_t *rd, redisReply *reply, void *priv) {
     free(flat);
   } else if (c->what == GOT_NAMES) {
     copy_strings(reply, &q->names, &q->nnames, q);
+  } else if (c->what == GOT_MORE_NAMES) {
+    add_names(reply, q);
   } else if (c->what == GOT_MATCHES) {
     tally_elo_t e;
     if (tally_frozen_elo(reply, q->freeze, &e))
@@ -572,11 +676,11 @@ int tally__api_answer_now(tally_http_req_t *r, unsigned status,
 static void after_first(areq_t *q);
 static void names_to_rows(areq_t *q);
 
-static void on_first(tally_redis_t *rd, redisReply *reply, void *priv) {
+static void on_first(tally_cluster_t *k, redisReply *reply, void *priv) {
   cb_t *c = priv;
   areq_t *q = c->q;
   q->waiting++; /* held while the second round is sent */
-  on_reply(rd, reply, priv);
+  on_reply(k, reply, priv);
   if (!q->failed && q->r != NULL)
     after_first(q);
   one_done(q);
@@ -593,7 +697,7 @@ static void summaries(areq_t *q) {
   if (end > q->nrows)
     end = q->nrows;
   for (size_t i = q->next; i < end && !q->failed; i++) {
-    snprintf(key, sizeof(key), "%s:submission:%s", q->a->prefix, q->rows[i].id);
+    snprintf(key, sizeof(key), "%s:submission:%s", q->qprefix, q->rows[i].id);
     const char *argv[] = {"HMGET", key, "summary", "tokened"};
     cb_t *c = malloc(sizeof(*c));
     if (c == NULL) {
@@ -665,7 +769,7 @@ static void page_of(areq_t *q) {
   q->nrows = to - from;
   char key[2400];
   for (size_t i = 0; i < q->nrows && !q->failed; i++) {
-    snprintf(key, sizeof(key), "%s:submission:%s", q->a->prefix, q->rows[i].id);
+    snprintf(key, sizeof(key), "%s:submission:%s", q->qprefix, q->rows[i].id);
     const char *argv[] = {"HMGET", key, "job"};
     ask(q, GOT_JOB, &q->rows[i], 3, argv);
   }
@@ -673,7 +777,7 @@ static void page_of(areq_t *q) {
 
 static void after_first(areq_t *q) {
   char base[600], key[2400], part[800];
-  if (tally_contest_key(base, sizeof(base), q->a->prefix, q->contest) != 0) {
+  if (tally_contest_key(base, sizeof(base), q->qprefix, q->contest) != 0) {
     tally__api_fail(q, "%s", "too long a contest id");
     return;
   }
@@ -741,14 +845,19 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
   a->inflight++;
   q->waiting = 1; /* held while the commands are sent */
   if (q->kind == REQ_LIST) {
-    snprintf(key, sizeof(key), "%s:contests", a->prefix);
-    const char *argv[] = {"SMEMBERS", key};
-    ask(q, GOT_NAMES, NULL, 2, argv);
-  } else if (tally_contest_key(base, sizeof(base), a->prefix, q->contest) !=
-             0) {
+    /* Every queue's contests. */
+    for (size_t i = 0; i < a->ntails; i++) {
+      snprintf(key, sizeof(key), "%s:contests", a->tails[i].prefix);
+      const char *argv[] = {"SMEMBERS", key};
+      ask(q, GOT_MORE_NAMES, NULL, 2, argv);
+    }
+  } else if (tally_api_contest_prefix(a, q->contest, q->qprefix,
+                                      sizeof(q->qprefix)) != 0 ||
+             tally_contest_key(base, sizeof(base), q->qprefix, q->contest) !=
+                 0) {
     tally__api_fail(q, "%s", "too long a contest id");
   } else if (q->kind == REQ_CONTEST) {
-    snprintf(key, sizeof(key), "%s:contests", a->prefix);
+    snprintf(key, sizeof(key), "%s:contests", q->qprefix);
     const char *argv[] = {"SMEMBERS", key};
     ask(q, GOT_NAMES, NULL, 2, argv);
   } else if (q->kind == REQ_RANKING) {
@@ -781,7 +890,7 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
       snprintf(key, sizeof(key), "%s:taskscores:%s", base, part);
       const char *argv[] = {"HGETALL", key};
       ask(q, GOT_SELF, NULL, 2, argv);
-      tally_rescore_key(key, sizeof(key), a->prefix,
+      tally_rescore_key(key, sizeof(key), q->qprefix,
                         ":index:participant:", q->participant);
       cb_t *cb = malloc(sizeof(*cb));
       if (cb != NULL) {

@@ -27,6 +27,7 @@
 #include "engine/contests.h"
 #include "engine/registry.h"
 #include "engine/taskset.h"
+#include "redis/cluster.h"
 #include "redis/redis.h"
 #include "redis/tokens.h"
 
@@ -45,8 +46,26 @@ typedef struct tally_scoring_s {
 /* Frees s's configs, if it holds any. */
 void tally_scoring_close(tally_scoring_t *s);
 
-typedef struct tally_api_s {
-  const char *prefix; /* borrowed */
+typedef struct tally_api_s tally_api_t;
+
+/* The event stream of one queue (<q>:public, q the queue's prefix): a
+ * connection that follows it (on a cluster, to the master of the queue's
+ * slot), the last entry it read, and its pace. */
+typedef struct tally_api_tail_s {
+  tally_api_t *a;
+  tally_redis_t r;
+  char queue[TALLY_QUEUE_NAME_MAX + 1];
+  char prefix[200];
+  char id[48];     /* "" until known */
+  bool failing;    /* its last read failed */
+  size_t count;    /* the entries its last read asked for */
+  uv_timer_t pace; /* it reads again after this, not at once */
+} tally_api_tail_t;
+
+struct tally_api_s {
+  const char *prefix;        /* borrowed: the keys' prefix (global keys) */
+  const char *default_queue; /* borrowed: the queue of contests whose
+                                config names none */
   const tally_contestset_t
       *contests;                  /* borrowed: tallyd's, replaced on reload */
   unsigned contests_gen;          /* moved on by each replacement */
@@ -55,12 +74,15 @@ typedef struct tally_api_s {
   char *token; /* the operator's, or NULL: no private view */
   /* Private. */
   uv_loop_t *loop;
-  tally_redis_t rd;
-  /* The event streams: a connection that follows <p>:public, the last
-   * entry it read, the streams open, and their keep-alive. */
-  tally_redis_t tail;
-  char tail_id[48]; /* "" until known */
-  bool tail_known;  /* atomic, for /readyz: tail_id has been read */
+  /* Every read and write but the tails': on a cluster, each key's master. */
+  tally_cluster_t cl;
+  bool cl_up; /* it was ready at the last keep-alive */
+  /* The event streams: one tail per queue known (the default queue and
+   * those the configs name at start), the streams open, and their
+   * keep-alive. */
+  tally_api_tail_t *tails;
+  size_t ntails;
+  bool tail_known; /* atomic, for /readyz: every tail's id has been read */
   tally_sse_t *sses;
   /* For /metrics, read from the main loop: atomic. The streams open,
    * the events written to them (one per stream), and the streams ended
@@ -71,17 +93,15 @@ typedef struct tally_api_s {
    * and the most they may: set before tally_api_init (0: 256 MiB). Past
    * it, the stream furthest behind is ended, and so on until it fits. */
   uint64_t sse_bytes, sse_budget;
-  size_t tail_count; /* the entries the tail's last read asked for */
   /* The generation of the configs whose contests are in <p>:configured
    * and <p>:contest-times (0: none yet), the one being written, and the
    * writes of it still to answer. */
   unsigned published, publishing, publish_wait;
   bool publish_ok;
   tally_buf_t scratch;  /* one event's text, built once for every stream */
-  uv_timer_t pace;      /* the tail reads again after this, not at once */
   uv_timer_t keepalive; /* every second: the freezes; keep-alives */
   unsigned ticks;
-  int handles; /* open: rd, tail, keepalive, pace */
+  int handles; /* open: cl, keepalive, and each tail's connection and pace */
   /* The freezes: each configured contest with a freeze or an operator's
    * word (`tally contest freeze|unfreeze`, <p>:freezes), and the freeze
    * in force at the last settle (NAN: not frozen). */
@@ -102,17 +122,23 @@ typedef struct tally_api_s {
   char secret[TALLY_SECRET_HEX + 1]; /* "" until read; read each second */
   bool secret_asking;                /* a read of it in flight */
   bool secret_failing;               /* its last read failed (logged) */
-  bool tail_failing;                 /* the tail's last read failed */
   unsigned inflight;                 /* requests waiting on Redis */
   bool closing;
   void (*close_cb)(struct tally_api_s *a);
-} tally_api_t;
+};
 
-/* Prepares a on loop for the Redis server at url; token_file (or NULL)
- * holds the operator token on its first line. Returns 0, or a negative
- * code with err naming the cause. */
+/* Prepares a on loop for the Redis server at url (any node of a
+ * cluster), with a tail for the default queue and each queue of cs;
+ * token_file (or NULL) holds the operator token on its first line.
+ * Returns 0, or a negative code with err naming the cause. */
 int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
-                   const char *token_file, char *err, size_t errlen);
+                   const char *token_file, const tally_contestset_t *cs,
+                   char *err, size_t errlen);
+
+/* The prefix of contest's keys (its queue's: redis/keys.h) into out
+ * (len bytes). Returns 0, or TALLY_E2BIG. */
+int tally_api_contest_prefix(const tally_api_t *a, const char *contest,
+                             char *out, size_t len);
 void tally_api_start(tally_api_t *a);
 
 /* For tally_ops_t's api_cb: 0 for a path not under /api/, 1 when the

@@ -31,6 +31,7 @@
 struct tally_sse_s {
   tally_http_stream_t stream;
   tally_api_t *a;
+  tally_api_tail_t *t; /* the tail of its contest's queue */
   char contest[256];
   unsigned long long at_ms, at_seq; /* the last entry given or skipped */
   bool live;                        /* caught up: the tail feeds it */
@@ -221,9 +222,9 @@ static void rating_text(tally_buf_t *b, const char *id, const cJSON *who,
   tally_buf_puts(b, "}\n\n");
 }
 
-static void on_refreeze(tally_redis_t *rd, redisReply *reply, void *priv) {
+static void on_refreeze(tally_cluster_t *k, redisReply *reply, void *priv) {
   refreeze_t *z = priv;
-  tally_api_t *a = rd->data;
+  tally_api_t *a = k->data;
   const tally_contest_t *c =
       a->contests != NULL ? tally_contestset_find(a->contests, z->contest)
                           : NULL;
@@ -263,9 +264,10 @@ static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
                      const cJSON *ev, bool elo) {
   const cJSON *who = cJSON_GetObjectItemCaseSensitive(ev, "participant");
   const cJSON *task = cJSON_GetObjectItemCaseSensitive(ev, "task");
-  char base[600], part[800], tpart[800], key[2400];
+  char qprefix[200], base[600], part[800], tpart[800], key[2400];
   if (!cJSON_IsString(who) || (!elo && !cJSON_IsString(task)) ||
-      tally_contest_key(base, sizeof(base), a->prefix, c->name) != 0 ||
+      tally_api_contest_prefix(a, c->name, qprefix, sizeof(qprefix)) != 0 ||
+      tally_contest_key(base, sizeof(base), qprefix, c->name) != 0 ||
       tally_rescore_key(part, sizeof(part), "", "", who->valuestring) != 0 ||
       (!elo &&
        tally_rescore_key(tpart, sizeof(tpart), "", "", task->valuestring) != 0))
@@ -288,8 +290,8 @@ static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
     snprintf(key, sizeof(key), "%s:pt:%s:%s", base, part, tpart);
   const char *argv[] = {"HGETALL", key};
   size_t lens[2] = {strlen(argv[0]), strlen(key)};
-  if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_refreeze, z, 2, argv,
-                          lens) != 0) {
+  if (tally_cluster_command(&a->cl, key, lens[1], API_TIMEOUT_MS, on_refreeze,
+                            z, 2, argv, lens) != 0) {
     cJSON_Delete(z->who);
     cJSON_Delete(z->task);
     free(z);
@@ -299,8 +301,9 @@ static void refreeze(tally_api_t *a, const tally_contest_t *c, const char *id,
 /* Feeds the entries of an XRANGE or XREAD reply (an array of [id,
  * [field, value, ...]]) to the streams that want them: one stream (only)
  * or every live one. Returns the last ID, or NULL. */
-static const char *feed(tally_api_t *a, const redisReply *entries,
+static const char *feed(tally_api_tail_t *t, const redisReply *entries,
                         tally_sse_t *only, bool *stopped) {
+  tally_api_t *a = t->a;
   const char *last = NULL;
   *stopped = false;
   uint64_t sent = 0;
@@ -342,8 +345,8 @@ static const char *feed(tally_api_t *a, const redisReply *entries,
     }
     for (tally_sse_t *e = only != NULL ? only : a->sses; e != NULL;
          e = only != NULL ? NULL : e->next) {
-      if ((only == NULL && !e->live) || e->dropped || e->at_ms > ms ||
-          (e->at_ms == ms && e->at_seq >= seq))
+      if ((only == NULL && (!e->live || e->t != t)) || e->dropped ||
+          e->at_ms > ms || (e->at_ms == ms && e->at_seq >= seq))
         continue;
       if (shown && strcmp(e->contest, name) == 0) {
         tally_buf_put(&e->buf, a->scratch.data, a->scratch.len);
@@ -441,9 +444,9 @@ static void sse_flush(tally_sse_t *e) {
 
 static void catch_up(tally_sse_t *e);
 
-static void on_catch_up(tally_redis_t *rd, redisReply *reply, void *priv) {
+static void on_catch_up(tally_cluster_t *k, redisReply *reply, void *priv) {
   tally_sse_t *e = priv;
-  tally_api_t *a = rd->data;
+  (void)k;
   e->catching = false;
   if (e->gone) {
     sse_free(e);
@@ -456,9 +459,9 @@ static void on_catch_up(tally_redis_t *rd, redisReply *reply, void *priv) {
     return;
   }
   bool stopped;
-  feed(a, reply, e, &stopped);
+  feed(e->t, reply, e, &stopped);
   sse_flush(e);
-  if (reply->elements >= SSE_BATCH || at_before(e, a->tail_id))
+  if (reply->elements >= SSE_BATCH || at_before(e, e->t->id))
     catch_up(e);
   else
     e->live = true;
@@ -468,15 +471,15 @@ static void on_catch_up(tally_redis_t *rd, redisReply *reply, void *priv) {
  * tail. */
 static void catch_up(tally_sse_t *e) {
   tally_api_t *a = e->a;
-  char key[160], from[64];
-  snprintf(key, sizeof(key), "%s:public", a->prefix);
+  char key[240], from[64];
+  snprintf(key, sizeof(key), "%s:public", e->t->prefix);
   snprintf(from, sizeof(from), "(%llu-%llu", e->at_ms, e->at_seq);
   const char *argv[] = {"XRANGE", key, from, "+", "COUNT", "500"};
   size_t lens[6];
   for (int i = 0; i < 6; i++)
     lens[i] = strlen(argv[i]);
-  if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_catch_up, e, 6, argv,
-                          lens) == 0)
+  if (tally_cluster_command(&a->cl, key, lens[1], API_TIMEOUT_MS, on_catch_up,
+                            e, 6, argv, lens) == 0)
     e->catching = true;
   else {
     e->ended = true;
@@ -484,50 +487,51 @@ static void catch_up(tally_sse_t *e) {
   }
 }
 
-static void tail_read(tally_api_t *a);
-static void begin_waiting(tally_api_t *a);
+static void tail_read(tally_api_tail_t *t);
+static void begin_waiting(tally_api_tail_t *t);
 
-static void tail_start(tally_api_t *a);
+static void tail_start(tally_api_tail_t *t);
 
-/* The tail's next read: where <p>:public ends, until that is known;
- * then what follows it. */
-static void tail_follow(tally_api_t *a) {
-  if (a->tail_id[0] == '\0')
-    tail_start(a);
+/* A tail's next read: where its queue's <q>:public ends, until that is
+ * known; then what follows it. */
+static void tail_follow(tally_api_tail_t *t) {
+  if (t->id[0] == '\0')
+    tail_start(t);
   else
-    tail_read(a);
+    tail_read(t);
 }
 
-static void on_pace(uv_timer_t *t) {
-  tally_api_t *a = t->data;
-  if (!a->closing)
-    tail_follow(a);
+static void on_pace(uv_timer_t *h) {
+  tally_api_tail_t *t = h->data;
+  if (!t->a->closing)
+    tail_follow(t);
 }
 
-/* An error reply to the tail's read (LOADING, BUSY, MASTERDOWN, ...):
+/* An error reply to a tail's read (LOADING, BUSY, MASTERDOWN, ...):
  * said once until a read succeeds, and asked again in a while. */
-static void tail_error(tally_api_t *a, const redisReply *reply) {
-  if (!a->tail_failing)
-    tally_log(a->log, TALLY_LOG_INFO, "api",
-              "cannot read the event stream yet (asked again every %d ms): "
-              "%s",
-              SSE_RETRY_MS,
+static void tail_error(tally_api_tail_t *t, const redisReply *reply) {
+  if (!t->failing)
+    tally_log(t->a->log, TALLY_LOG_INFO, "api",
+              "cannot read the event stream of queue %s yet (asked again "
+              "every %d ms): %s",
+              t->queue, SSE_RETRY_MS,
               reply->type == REDIS_REPLY_ERROR ? reply->str
                                                : "an unexpected reply");
-  a->tail_failing = true;
-  uv_timer_start(&a->pace, on_pace, SSE_RETRY_MS, 0);
+  t->failing = true;
+  uv_timer_start(&t->pace, on_pace, SSE_RETRY_MS, 0);
 }
 
 static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_api_t *a = rd->data;
+  tally_api_tail_t *t = rd->data;
+  tally_api_t *a = t->a;
   (void)priv;
   if (reply == NULL || a->closing)
     return; /* the connection comes up again, and reads again */
   if (reply->type != REDIS_REPLY_ARRAY && reply->type != REDIS_REPLY_NIL) {
-    tail_error(a, reply);
+    tail_error(t, reply);
     return;
   }
-  a->tail_failing = false;
+  t->failing = false;
   /* Before the batch: the streams within their budget, the slowest
    * ended first; and which ones are behind as it comes. */
   sse_shed(a, sse_budget(a), false);
@@ -537,86 +541,93 @@ static void on_tail(tally_redis_t *rd, redisReply *reply, void *priv) {
     const redisReply *s = reply->element[0];
     bool stopped = false;
     const char *last =
-        s->elements == 2 ? feed(a, s->element[1], NULL, &stopped) : NULL;
+        s->elements == 2 ? feed(t, s->element[1], NULL, &stopped) : NULL;
     if (last != NULL)
-      snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
+      snprintf(t->id, sizeof(t->id), "%s", last);
     for (tally_sse_t *e = a->sses; e != NULL; e = e->next)
-      sse_flush(e);
+      if (e->t == t)
+        sse_flush(e);
     bool full = stopped ||
                 (s->elements == 2 && s->element[1]->type == REDIS_REPLY_ARRAY &&
-                 s->element[1]->elements >= a->tail_count);
+                 s->element[1]->elements >= t->count);
     if (last != NULL) {
       /* Entries keep coming: let them gather for a moment, so that each
        * stream gets them in one write rather than one each; a full batch
        * has more waiting, and MHD writes it out on the loop's next turn,
        * before the next read is answered. */
-      uv_timer_start(&a->pace, on_pace, full ? 0 : SSE_PACE_MS, 0);
+      uv_timer_start(&t->pace, on_pace, full ? 0 : SSE_PACE_MS, 0);
       return;
     }
   }
-  tail_read(a);
+  tail_read(t);
 }
 
-static void tail_read(tally_api_t *a) {
-  char key[160];
-  snprintf(key, sizeof(key), "%s:public", a->prefix);
+static void tail_read(tally_api_tail_t *t) {
+  tally_api_t *a = t->a;
+  char key[240];
+  snprintf(key, sizeof(key), "%s:public", t->prefix);
   /* A batch goes to every stream before any is written to a client, so
    * its size is held to what the budget allows each stream (an event is
    * a few hundred bytes): 500 entries for a few streams, fewer for
    * thousands, 16 at least. */
   uint64_t per = sse_budget(a) / ((uint64_t)a->nsses + 1) / SSE_EVENT_BYTES;
-  a->tail_count = per < 16 ? 16 : per > 500 ? 500 : (size_t)per;
+  t->count = per < 16 ? 16 : per > 500 ? 500 : (size_t)per;
   char count[24];
-  snprintf(count, sizeof(count), "%zu", a->tail_count);
+  snprintf(count, sizeof(count), "%zu", t->count);
   const char *argv[] = {"XREAD",      "COUNT",   count, "BLOCK",
-                        SSE_BLOCK_MS, "STREAMS", key,   a->tail_id};
+                        SSE_BLOCK_MS, "STREAMS", key,   t->id};
   size_t lens[8];
   for (int i = 0; i < 8; i++)
     lens[i] = strlen(argv[i]);
-  tally_redis_command(&a->tail, API_TIMEOUT_MS + 1000, on_tail, NULL, 8, argv,
+  tally_redis_command(&t->r, API_TIMEOUT_MS + 1000, on_tail, NULL, 8, argv,
                       lens);
 }
 
 static void on_tail_start(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_api_t *a = rd->data;
+  tally_api_tail_t *t = rd->data;
+  tally_api_t *a = t->a;
   (void)priv;
   if (reply == NULL || a->closing)
     return;
   if (reply->type != REDIS_REPLY_ARRAY) {
     /* Redis is loading its data, say: ask again until it answers. */
-    tail_error(a, reply);
+    tail_error(t, reply);
     return;
   }
-  a->tail_failing = false;
+  t->failing = false;
   const char *last = reply->elements > 0 &&
                              reply->element[0]->type == REDIS_REPLY_ARRAY &&
                              reply->element[0]->elements == 2
                          ? reply->element[0]->element[0]->str
                          : "0-0";
-  snprintf(a->tail_id, sizeof(a->tail_id), "%s", last);
-  __atomic_store_n(&a->tail_known, true, __ATOMIC_RELEASE);
-  begin_waiting(a);
-  tail_read(a);
+  snprintf(t->id, sizeof(t->id), "%s", last);
+  bool all = true;
+  for (size_t i = 0; i < a->ntails && all; i++)
+    all = a->tails[i].id[0] != '\0';
+  if (all)
+    __atomic_store_n(&a->tail_known, true, __ATOMIC_RELEASE);
+  begin_waiting(t);
+  tail_read(t);
 }
 
-/* Where <p>:public ends now: the first read of the tail. */
-static void tail_start(tally_api_t *a) {
-  char key[160];
-  snprintf(key, sizeof(key), "%s:public", a->prefix);
+/* Where a queue's <q>:public ends now: the first read of its tail. */
+static void tail_start(tally_api_tail_t *t) {
+  char key[240];
+  snprintf(key, sizeof(key), "%s:public", t->prefix);
   const char *argv[] = {"XREVRANGE", key, "+", "-", "COUNT", "1"};
   size_t lens[6];
   for (int i = 0; i < 6; i++)
     lens[i] = strlen(argv[i]);
-  tally_redis_command(&a->tail, API_TIMEOUT_MS, on_tail_start, NULL, 6, argv,
+  tally_redis_command(&t->r, API_TIMEOUT_MS, on_tail_start, NULL, 6, argv,
                       lens);
 }
 
-/* On every connect of the tail: where the stream ends now, the first
+/* On every connect of a tail: where the stream ends now, the first
  * time; then follow it. */
 void tally__api_on_tail_up(tally_redis_t *rd) {
-  tally_api_t *a = rd->data;
-  uv_timer_stop(&a->pace);
-  tail_follow(a);
+  tally_api_tail_t *t = rd->data;
+  uv_timer_stop(&t->pace);
+  tail_follow(t);
 }
 
 /* Settles whether f's contest is frozen now, and from when; when that
@@ -686,8 +697,8 @@ void tally__api_free_words(tally_api_t *a) {
 /* <p>:freezes read: the operator's words replace the last ones. A value
  * that is not a word counts as none, logged once until all are words
  * again. */
-static void on_words(tally_redis_t *rd, redisReply *reply, void *priv) {
-  tally_api_t *a = rd->data;
+static void on_words(tally_cluster_t *k, redisReply *reply, void *priv) {
+  tally_api_t *a = k->data;
   (void)priv;
   a->words_asking = false;
   if (a->closing || reply == NULL || reply->type != REDIS_REPLY_ARRAY)
@@ -729,6 +740,7 @@ static void on_words(tally_redis_t *rd, redisReply *reply, void *priv) {
  * 15 s, a keep-alive on each stream. */
 void tally__api_on_keepalive(uv_timer_t *t) {
   tally_api_t *a = t->data;
+  tally__api_check_up(a);
   tally__api_ask_secret(a);
   tally__api_publish_configured(a);
   refresh_freezes(a);
@@ -737,8 +749,8 @@ void tally__api_on_keepalive(uv_timer_t *t) {
     snprintf(key, sizeof(key), "%s:freezes", a->prefix);
     const char *argv[] = {"HGETALL", key};
     size_t lens[2] = {7, strlen(key)};
-    if (tally_redis_command(&a->rd, API_TIMEOUT_MS, on_words, NULL, 2, argv,
-                            lens) == 0)
+    if (tally_cluster_command(&a->cl, key, lens[1], API_TIMEOUT_MS, on_words,
+                              NULL, 2, argv, lens) == 0)
       a->words_asking = true;
   }
   if (++a->ticks % 15 != 0)
@@ -756,7 +768,7 @@ static void sse_begin(tally_sse_t *e, const char *from) {
   tally_api_t *a = e->a;
   unsigned long long ms, seq;
   bool resume = from != NULL && parse_id(from, &ms, &seq);
-  parse_id(resume ? from : a->tail_id, &e->at_ms, &e->at_seq);
+  parse_id(resume ? from : e->t->id, &e->at_ms, &e->at_seq);
   const tally_contest_t *c =
       a->contests != NULL ? tally_contestset_find(a->contests, e->contest)
                           : NULL;
@@ -764,21 +776,21 @@ static void sse_begin(tally_sse_t *e, const char *from) {
     /* A frozen board is not replayed event by event: the page loads it
      * again, as it is, and follows from now. */
     tally_buf_puts(&e->buf, "event: reload\ndata: {}\n\n");
-    parse_id(a->tail_id, &e->at_ms, &e->at_seq);
+    parse_id(e->t->id, &e->at_ms, &e->at_seq);
     e->live = true;
     sse_flush(e);
-  } else if (resume && at_before(e, a->tail_id)) {
+  } else if (resume && at_before(e, e->t->id)) {
     catch_up(e);
   } else {
     e->live = true;
   }
 }
 
-/* The tail has read where <p>:public ends: the streams that waited for
- * it begin. */
-static void begin_waiting(tally_api_t *a) {
-  for (tally_sse_t *e = a->sses; e != NULL; e = e->next) {
-    if (!e->waiting)
+/* A tail has read where its queue's <q>:public ends: the streams that
+ * waited for it begin. */
+static void begin_waiting(tally_api_tail_t *t) {
+  for (tally_sse_t *e = t->a->sses; e != NULL; e = e->next) {
+    if (!e->waiting || e->t != t)
       continue;
     e->waiting = false;
     sse_begin(e, e->from[0] != '\0' ? e->from : NULL);
@@ -792,10 +804,22 @@ static void begin_waiting(tally_api_t *a) {
  * come back after an error status. */
 int tally__api_start_events(tally_api_t *a, tally_http_req_t *r,
                             const char *contest) {
+  char qprefix[200];
+  tally_api_tail_t *t = NULL;
+  if (tally_api_contest_prefix(a, contest, qprefix, sizeof(qprefix)) == 0)
+    for (size_t i = 0; i < a->ntails && t == NULL; i++)
+      if (strcmp(a->tails[i].prefix, qprefix) == 0)
+        t = &a->tails[i];
+  if (t == NULL)
+    return tally__api_answer_now(r, 503,
+                                 "this tallyd does not follow the events of "
+                                 "the contest's queue (a queue a reload "
+                                 "added): restart it");
   tally_sse_t *e = calloc(1, sizeof(*e));
   if (e == NULL)
     return tally__api_answer_now(r, 503, "out of memory");
   e->a = a;
+  e->t = t;
   e->caught_up = uv_now(a->loop);
   snprintf(e->contest, sizeof(e->contest), "%s", contest);
   tally_buf_init(&e->buf);
@@ -810,7 +834,7 @@ int tally__api_start_events(tally_api_t *a, tally_http_req_t *r,
   /* The browser waits a second before it reconnects. */
   tally_buf_puts(&e->buf, "retry: 1000\n\n");
   const char *from = tally_http_header(r, "Last-Event-ID");
-  if (a->tail_id[0] != '\0') {
+  if (t->id[0] != '\0') {
     sse_begin(e, from);
   } else {
     e->waiting = true;

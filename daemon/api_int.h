@@ -34,6 +34,7 @@ typedef struct areq_s {
   tally_http_req_t *r; /* NULL once cancelled */
   int kind;
   char contest[256];
+  char qprefix[200]; /* the prefix of the contest's queue's keys */
   char participant[256];
   bool private_view; /* the operator's view */
   bool html;         /* the page, not JSON */
@@ -83,6 +84,7 @@ double tally__api_freeze_since(const tally_api_t *a, const tally_contest_t *c,
 int tally__api_answer_now(tally_http_req_t *r, unsigned status,
                           const char *msg);
 void tally__api_ask_secret(tally_api_t *a);
+void tally__api_check_up(tally_api_t *a);
 void tally__api_publish_configured(tally_api_t *a);
 
 /* api_events.c: the tail's connection coming up, the timer of every

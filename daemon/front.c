@@ -198,15 +198,18 @@ int tally_front_listen(tally_front_t *f, uv_loop_t *main, const char *addr,
   return 0;
 }
 
-int tally_front_api(tally_front_t *f, const char *prefix, const char *url,
+int tally_front_api(tally_front_t *f, const char *prefix,
+                    const char *default_queue, const char *url,
                     const char *token_file, tally_contestset_t *contests,
                     tally_scoring_t *scoring, char *err, size_t errlen) {
   f->api.prefix = prefix;
+  f->api.default_queue = default_queue;
   f->api.contests = &f->contests;
   f->api.contests_gen = 1;
   f->api.scoring = &f->scoring;
   f->api.log = f->log;
-  int rc = tally_api_init(&f->api, &f->hloop, url, token_file, err, errlen);
+  int rc = tally_api_init(&f->api, &f->hloop, url, token_file, contests, err,
+                          errlen);
   if (rc != 0)
     return rc;
   f->api_up = true;

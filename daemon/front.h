@@ -60,7 +60,8 @@ int tally_front_listen(tally_front_t *f, uv_loop_t *main, const char *addr,
 /* The results API on Redis at url (token_file: the operator's, or NULL),
  * serving contests and scoring, which f takes (they are left empty).
  * Returns 0, or a negative code with err naming the cause. */
-int tally_front_api(tally_front_t *f, const char *prefix, const char *url,
+int tally_front_api(tally_front_t *f, const char *prefix,
+                    const char *default_queue, const char *url,
                     const char *token_file, tally_contestset_t *contests,
                     tally_scoring_t *scoring, char *err, size_t errlen);
 

@@ -930,8 +930,9 @@ static int start(tallyd_t *t) {
   t->ops.ndisps = t->ndisps;
   if (t->http_up) {
     t->front.api.sse_budget = t->set.event_stream_memory;
-    if (tally_front_api(&t->front, t->set.prefix, url, t->set.http_token_file,
-                        &t->contests, &t->scoring, err, sizeof(err)) != 0) {
+    if (tally_front_api(&t->front, t->set.prefix, t->set.default_queue, url,
+                        t->set.http_token_file, &t->contests, &t->scoring, err,
+                        sizeof(err)) != 0) {
       tally_log(&t->log, TALLY_LOG_ERROR, "api", "%s", err);
       return EXIT_CONFIG;
     }

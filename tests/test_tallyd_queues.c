@@ -158,6 +158,60 @@ Test(tallyd_queues, each_contest_in_its_queue_and_a_stray_job_dead_lettered) {
   cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
 }
 
+/* The results API reads each contest from its queue's keys, and follows
+ * each queue's event stream. */
+Test(tallyd_queues, the_api_reads_each_contest_from_its_queue) {
+  start(NULL);
+  int port = td_http_port(&daemon_);
+  char out[600], cmd[1400];
+  snprintf(out, sizeof(out), "%s/events-c2.txt", server.dir);
+  snprintf(cmd, sizeof(cmd),
+           "curl -s -N --max-time 6 -o '%s' "
+           "'http://127.0.0.1:%d/api/contests/c2/events' &",
+           out, port);
+  cr_assert_eq(system(cmd), 0);
+  usleep(700000);
+  push("tally:{q1}:jobs", "c1", "a");
+  push("tally:{q2}:jobs", "c2", "b");
+  push("tally:jobs", "default", "m");
+  TD_REQUIRE(&daemon_, wait_len("tally:{q2}:results", 1, 20000), "q2");
+  TD_REQUIRE(&daemon_, wait_len("tally:results", 1, 20000), "main");
+  td_http_t r = td_http(server.dir, port, "/api/contests", "");
+  cr_expect_eq(r.status, 200);
+  cr_expect(strstr(r.body, "\"c1\"") && strstr(r.body, "\"c2\"") &&
+                strstr(r.body, "\"default\""),
+            "every queue's contests: %s", r.body);
+  free(r.body);
+  r = td_http(server.dir, port, "/api/contests/c1/ranking", "");
+  cr_expect_eq(r.status, 200);
+  cr_expect(strstr(r.body, "\"p\"") != NULL, "c1's ranking from q1: %s",
+            r.body);
+  free(r.body);
+  r = td_http(server.dir, port, "/api/contests/default/ranking", "");
+  cr_expect(strstr(r.body, "\"p\"") != NULL, "%s", r.body);
+  free(r.body);
+  /* c2's board got its score from q2's event stream. */
+  bool got = false;
+  for (int i = 0; i < 100 && !got; i++) {
+    FILE *f = fopen(out, "r");
+    char text[4096] = "";
+    size_t n = f != NULL ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    text[n] = '\0';
+    if (f != NULL)
+      fclose(f);
+    got = strstr(text, "\"participant\":\"p\"") != NULL;
+    if (!got)
+      usleep(100000);
+  }
+  cr_expect(got, "no event for c2");
+  /* Each contest's queue, published for tally and the platforms. */
+  redisReply *q = redisCommand(c, "HGET tally:queues c2");
+  cr_expect(q != NULL && q->type == REDIS_REPLY_STRING &&
+                strcmp(q->str, "q2") == 0,
+            "tally:queues c2");
+  freeReplyObject(q);
+}
+
 Test(tallyd_queues, queues_narrows_what_one_tallyd_takes) {
   const char *more[] = {"--queues", "q1", NULL};
   start(more);
