@@ -168,7 +168,8 @@ static void start_daemons(void) {
     char url[64];
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d", kc.nodes[i].port);
     snprintf(as_server.url, sizeof(as_server.url), "%s", url);
-    daemons[i].default_http = true;
+    /* The first one serves HTTP (the results API on the cluster). */
+    daemons[i].default_http = i > 0;
     char name[16];
     snprintf(name, sizeof(name), "t%d", i);
     const char *args[] = {"--tasks",
@@ -177,11 +178,21 @@ static void start_daemons(void) {
                           "q1",
                           "--wait-replicas",
                           "1",
-                          "--http",
+                          i > 0 ? "--http" : NULL,
                           "off",
                           NULL};
     cr_assert_eq(td_start(&daemons[i], &as_server, name, args, NULL), 0);
   }
+  int port = td_http_port(&daemons[0]);
+  int status = 0;
+  for (int k = 0; k < 300 && status != 200; k++) {
+    td_http_t r = td_http(kc.dir, port, "/readyz", "");
+    status = r.status;
+    free(r.body);
+    if (status != 200)
+      usleep(100000);
+  }
+  TD_REQUIRE(&daemons[0], status == 200, "not ready on the cluster");
   for (int i = 0; i < 3; i++) {
     bool up = false;
     for (int k = 0; k < 300 && !up; k++) {
@@ -274,6 +285,30 @@ Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
   }
   cr_expect(saw_move, "no daemon said: %s", moved_to);
   cr_expect(saw_failover, "no daemon said: %s", failed_to);
+  /* The results API answers from the cluster: every queue's contests,
+   * and a ranking from the master that took the migrated slot. */
+  int port = td_http_port(&daemons[0]);
+  td_http_t r = td_http(kc.dir, port, "/api/contests", "");
+  cr_expect_eq(r.status, 200, "%s", r.body);
+  cr_expect(strstr(r.body, "\"c6\"") != NULL && strstr(r.body, "\"c1\""), "%s",
+            r.body);
+  free(r.body);
+  r = td_http(kc.dir, port, "/api/contests/c2/ranking", "");
+  cr_expect_eq(r.status, 200, "%s", r.body);
+  cr_expect(strstr(r.body, "\"p6\"") != NULL, "%s", r.body);
+  free(r.body);
+  /* Ready again once every queue's connections are back (their backoff
+   * grew while the slot migrated). */
+  bool ready = false;
+  for (int k = 0; k < 150 && !ready; k++) {
+    r = td_http(kc.dir, port, "/readyz", "");
+    ready = r.status == 200;
+    if (!ready && k == 149)
+      cr_expect_fail("not ready after the migration: %s", r.body);
+    free(r.body);
+    if (!ready)
+      usleep(100000);
+  }
 
   /* The same jobs on one server: the same rankings, private and public. */
   tr_redis_t one;
