@@ -8,7 +8,7 @@
 
 #include "config/error.h"
 #include "contest/frozen.h"
-#include "daemon/queues.h"
+#include "engine/queues.h"
 #include "engine/engine.h"
 #include "redis/keys.h"
 #include "redis/scripts.h"

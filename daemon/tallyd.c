@@ -8,7 +8,7 @@
 #include "daemon/notify.h"
 #include "daemon/ops.h"
 #include "daemon/pool.h"
-#include "daemon/queues.h"
+#include "engine/queues.h"
 #include "daemon/rescore_child.h"
 #include "daemon/settings.h"
 #include "daemon/snapfiles.h"

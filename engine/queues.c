@@ -1,5 +1,5 @@
 /* The queues a tallyd consumes (queues.h). */
-#include "daemon/queues.h"
+#include "engine/queues.h"
 #include "config/error.h"
 
 #include <stdlib.h>
