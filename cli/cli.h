@@ -12,6 +12,7 @@
 #include "contest/freezes.h"
 #include "engine/engine.h"
 #include "engine/plugins.h"
+#include "engine/queues.h"
 #include "engine/taskset.h"
 
 #include <hiredis/hiredis.h>
@@ -90,12 +91,18 @@ void cli_catch_stop_signals(void);
 
 /* Where tallyd's streams live, and a connection to them. */
 typedef struct remote_s {
-  const char *redis;                  /* --redis URL, or NULL */
-  const char *data_dir;               /* --data-dir DIR */
-  const char *prefix;                 /* --prefix P */
-  const char *password_file;          /* --redis-password-file FILE, or NULL */
+  const char *redis;         /* --redis URL, or NULL */
+  const char *data_dir;      /* --data-dir DIR */
+  const char *prefix;        /* --prefix P */
+  const char *queue;         /* --queue Q, or NULL: the contest's queue */
+  const char *default_queue; /* --default-queue Q: default "main" */
+  const char *password_file; /* --redis-password-file FILE, or NULL */
   const char *sentinel_password_file; /* --sentinel-password-file FILE */
   char *url; /* the URL in use; the rest is derived on open */
+  /* The queue in use (remote_use_queue), the prefix of its keys, and its
+   * streams. */
+  char queue_in_use[TALLY_QUEUE_NAME_MAX + 1];
+  char qprefix[200];
   char *jobs, *results, *dead;
   redisContext *c;
 } remote_t;
@@ -105,6 +112,19 @@ void remote_init(remote_t *r);
 int remote_flag(remote_t *r, int argc, char **argv, int *i);
 int remote_url(remote_t *r);
 int remote_open(remote_t *r);
+/* Points r at queue q (its keys, and on a cluster its slot's master), at
+ * contest's queue (--queue, else the queue tallyd published for it in
+ * <p>:queues, else --default-queue), or names contest's queue into out.
+ * Each returns 0, or EXIT_CONFIG with the cause printed. */
+int remote_use_queue(remote_t *r, const char *q);
+int remote_use_contest(remote_t *r, const char *contest);
+int remote_queue_of(remote_t *r, const char *contest, char *out, size_t len);
+/* The queues a command over all of them goes through: --queue alone, or
+ * --default-queue and every queue tallyd published for a contest in
+ * <p>:queues (read with a connection of its own; r's URL worked out).
+ * Returns 0, or EXIT_JOB_FAILED when Redis cannot be reached, or
+ * EXIT_CONFIG (printed). */
+int remote_queues(remote_t *r, tally_queues_t *q);
 void remote_close(remote_t *r);
 void remote_io_error(const remote_t *r);
 /* Runs a command (hiredis format: each %s is one argument). */

@@ -252,6 +252,11 @@ int cmd_rescore(int argc, char **argv) {
   int status = cli_load(&c, plugin_dir, tasks_dir);
   if (status == 0 && remote_url(&r) != 0)
     status = EXIT_CONFIG;
+  /* Every queue's submissions (--queue: one queue's): the default queue
+   * and each queue tallyd published for a contest. */
+  tally_queues_t queues = {0};
+  if (status == 0)
+    status = remote_queues(&r, &queues);
   if (status != 0) {
     remote_close(&r);
     cli_close(&c);
@@ -263,7 +268,6 @@ int cmd_rescore(int argc, char **argv) {
   rescore_cli_t rc = {.bar = isatty(STDERR_FILENO) == 1, .json = json};
   tally_buf_init(&rc.changes);
   o.url = r.url;
-  o.prefix = r.prefix;
   o.tasks = &c.tasks;
   o.threads = (unsigned)threads;
   o.lock_wait_ms = (uint64_t)wait_s * 1000;
@@ -272,48 +276,57 @@ int cmd_rescore(int argc, char **argv) {
   o.on_change = rescore_on_change;
   o.data = &rc;
   o.cancel = &cli_stop_requested;
-  tally_rescore_stats_t st;
-  char err[1024];
-  int code = tally_rescore_run(&o, &st, err, sizeof(err));
-  /* Through sentinels, a lost connection is most likely a failover: the
-   * run starts again (rescoring is safe to repeat) on the master they
-   * name, for two minutes at most. */
-  bool sentinels = strncmp(r.url, "sentinel://", 11) == 0;
-  for (int again = 0;
-       code == TALLY_EIO && sentinels && again < 60 && !cli_stop_requested &&
-       strstr(err, "another rescore holds") == NULL &&
-       strstr(err, "interrupted") == NULL;
-       again++) {
+  for (size_t qi = 0; qi < queues.n && status == 0; qi++) {
+    char qprefix[200];
+    tally_queue_prefix(qprefix, sizeof(qprefix), r.prefix, queues.names[qi]);
+    o.prefix = qprefix;
+    if (queues.n > 1)
+      fprintf(stderr, "queue %s:\n", queues.names[qi]);
+    tally_buf_reset(&rc.changes);
+    tally_rescore_stats_t st;
+    char err[1024];
+    int code = tally_rescore_run(&o, &st, err, sizeof(err));
+    /* Through sentinels, a lost connection is most likely a failover: the
+     * run starts again (rescoring is safe to repeat) on the master they
+     * name, for two minutes at most. */
+    bool sentinels = strncmp(r.url, "sentinel://", 11) == 0;
+    for (int again = 0;
+         code == TALLY_EIO && sentinels && again < 60 && !cli_stop_requested &&
+         strstr(err, "another rescore holds") == NULL &&
+         strstr(err, "interrupted") == NULL;
+         again++) {
+      if (rc.drawn)
+        fputc('\n', stderr);
+      rc.drawn = false;
+      fprintf(stderr,
+              "tally: rescore: %s; the sentinels may be moving the master: "
+              "starting again in 2 s\n",
+              err);
+      sleep(2);
+      tally_rescore_stats_close(&st);
+      tally_buf_reset(&rc.changes);
+      code = tally_rescore_run(&o, &st, err, sizeof(err));
+    }
     if (rc.drawn)
       fputc('\n', stderr);
-    rc.drawn = false;
-    fprintf(stderr,
-            "tally: rescore: %s; the sentinels may be moving the master: "
-            "starting again in 2 s\n",
-            err);
-    sleep(2);
-    tally_rescore_stats_close(&st);
-    tally_buf_reset(&rc.changes);
-    code = tally_rescore_run(&o, &st, err, sizeof(err));
-  }
-  if (rc.drawn)
-    fputc('\n', stderr);
-  if (code != 0) {
-    fprintf(stderr, "tally: rescore: %s\n", err);
-    status = code == TALLY_EINVAL ? EXIT_CONFIG : EXIT_JOB_FAILED;
-  } else {
-    tally_buf_t b;
-    tally_buf_init(&b);
-    rescore_print(&rc, &st, o.dry_run, &b);
-    if (b.oom || rc.changes.oom) {
-      fprintf(stderr, "tally: out of memory\n");
-      status = EXIT_JOB_FAILED;
+    if (code != 0) {
+      fprintf(stderr, "tally: rescore: %s\n", err);
+      status = code == TALLY_EINVAL ? EXIT_CONFIG : EXIT_JOB_FAILED;
     } else {
-      fwrite(b.data, 1, b.len, stdout);
+      tally_buf_t b;
+      tally_buf_init(&b);
+      rescore_print(&rc, &st, o.dry_run, &b);
+      if (b.oom || rc.changes.oom) {
+        fprintf(stderr, "tally: out of memory\n");
+        status = EXIT_JOB_FAILED;
+      } else {
+        fwrite(b.data, 1, b.len, stdout);
+      }
+      tally_buf_close(&b);
     }
-    tally_buf_close(&b);
+    tally_rescore_stats_close(&st);
   }
-  tally_rescore_stats_close(&st);
+  tally_queues_free(&queues);
   tally_buf_close(&rc.changes);
   remote_close(&r);
   cli_close(&c);
@@ -342,7 +355,7 @@ static int rescore_state_read(remote_t *r, rescore_state_t *s) {
       remote_cmd(r,
                  "HMGET %s:rescore state started total scored done changed "
                  "failed rate error",
-                 r->prefix),
+                 r->qprefix),
       REDIS_REPLY_ARRAY, "HMGET");
   if (reply == NULL)
     return EXIT_JOB_FAILED;

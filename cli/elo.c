@@ -104,7 +104,7 @@ static void elo_text(const elo_row_t *rows, size_t n) {
 
 int cli_ranking_elo(remote_t *r, const char *contest, bool json) {
   char base[768];
-  if (tally_contest_key(base, sizeof(base), r->prefix, contest) != 0) {
+  if (tally_contest_key(base, sizeof(base), r->qprefix, contest) != 0) {
     fprintf(stderr, "tally: too long a contest id\n");
     return EXIT_CONFIG;
   }
@@ -115,13 +115,13 @@ int cli_ranking_elo(remote_t *r, const char *contest, bool json) {
     return EXIT_JOB_FAILED;
   if (z->elements == 0) {
     redisReply *m =
-        remote_cmd(r, "SISMEMBER %s:contests %s", r->prefix, contest);
+        remote_cmd(r, "SISMEMBER %s:contests %s", r->qprefix, contest);
     bool known = m != NULL && m->type == REDIS_REPLY_INTEGER && m->integer;
     if (m != NULL)
       freeReplyObject(m);
     if (!known) {
       fprintf(stderr, "tally: no contest \"%s\" in %s:contests at %s\n",
-              contest, r->prefix, r->url);
+              contest, r->qprefix, r->url);
       freeReplyObject(z);
       return EXIT_JOB_FAILED;
     }

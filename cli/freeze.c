@@ -15,7 +15,7 @@
  * the known ones. */
 static bool contest_known(remote_t *r, const char *contest) {
   redisReply *m =
-      remote_cmd(r, "SUNION %s:contests %s:configured", r->prefix, r->prefix);
+      remote_cmd(r, "SUNION %s:contests %s:configured", r->qprefix, r->prefix);
   if (m == NULL || m->type != REDIS_REPLY_ARRAY) {
     if (m != NULL)
       freeReplyObject(m);
@@ -244,8 +244,10 @@ int cmd_contest(int argc, char **argv) {
     fprintf(stderr, "tally: too long a contest id\n");
     return EXIT_CONFIG;
   }
-  if (remote_open(&r) != 0)
+  if (remote_open(&r) != 0 || remote_use_contest(&r, contest) != 0) {
+    remote_close(&r);
     return EXIT_JOB_FAILED;
+  }
   cli_freeze_t f;
   int status = EXIT_JOB_FAILED;
   if (!contest_known(&r, contest) || cli_freeze_read(&r, contest, &f) != 0)

@@ -1,5 +1,6 @@
 /* tally submit, status and results: the jobs and results streams. */
 #include "cli/cli.h"
+#include "redis/keys.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,8 +12,16 @@
 
 /* submit */
 
+/* A contest's jobs stream, as looked up once. */
+typedef struct route_s {
+  char *contest;
+  char *jobs;
+} route_t;
+
 typedef struct submit_s {
   remote_t *r;
+  route_t *routes; /* without --queue: each contest's queue's stream */
+  size_t nroutes;
   bool ids;        /* print each entry's ID */
   size_t inflight; /* XADDs sent whose replies are not read yet */
   long pushed;
@@ -49,9 +58,11 @@ static int submit_drain(submit_t *s) {
 }
 
 /* Says what is wrong with a line of JSON Lines as a job, or returns NULL
- * if it is a JSON object. msg holds a message built on the spot. */
+ * if it is a JSON object. msg holds a message built on the spot; contest
+ * (contestlen bytes) gets the job's contest id ("default" when none). */
 static const char *job_problem(const char *line, size_t len, char *msg,
-                               size_t msglen) {
+                               size_t msglen, char *contest,
+                               size_t contestlen) {
   if (strlen(line) != len)
     return "contains a NUL byte";
   const char *end = NULL;
@@ -62,8 +73,49 @@ static const char *job_problem(const char *line, size_t len, char *msg,
     return msg;
   }
   bool object = cJSON_IsObject(v);
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(v, "contest");
+  if (cJSON_IsString(c))
+    snprintf(contest, contestlen, "%s", c->valuestring);
+  else if (cJSON_IsNumber(c))
+    snprintf(contest, contestlen, "%.0f", c->valuedouble);
+  else
+    snprintf(contest, contestlen, "default");
   cJSON_Delete(v);
   return object ? NULL : "not a JSON object";
+}
+
+/* The stream a job of contest goes to: --queue's, else its contest's
+ * queue's (looked up once per contest, after the replies in flight are
+ * read, as hiredis reads replies in order). NULL after a failure
+ * (printed). */
+static const char *jobs_of(submit_t *s, const char *contest) {
+  if (s->r->queue != NULL)
+    return s->r->jobs;
+  for (size_t i = 0; i < s->nroutes; i++)
+    if (strcmp(s->routes[i].contest, contest) == 0)
+      return s->routes[i].jobs;
+  if (submit_drain(s) != 0)
+    return NULL;
+  char q[TALLY_QUEUE_NAME_MAX + 1], prefix[200];
+  if (remote_queue_of(s->r, contest, q, sizeof(q)) != 0 ||
+      tally_queue_prefix(prefix, sizeof(prefix), s->r->prefix, q) != 0)
+    return NULL;
+  route_t *grown = realloc(s->routes, (s->nroutes + 1) * sizeof(*grown));
+  if (grown == NULL)
+    return NULL;
+  s->routes = grown;
+  route_t *rt = &s->routes[s->nroutes];
+  size_t n = strlen(prefix) + 6;
+  rt->contest = strdup(contest);
+  rt->jobs = malloc(n);
+  if (rt->contest == NULL || rt->jobs == NULL) {
+    free(rt->contest);
+    free(rt->jobs);
+    return NULL;
+  }
+  snprintf(rt->jobs, n, "%s:jobs", prefix);
+  s->nroutes++;
+  return rt->jobs;
 }
 
 /* Sends every job line of f with XADD, pipelined; rejects the lines that
@@ -78,17 +130,21 @@ static int submit_line(void *ctx, char *line, size_t len,
                        unsigned long lineno) {
   submit_ctx_t *sc = ctx;
   submit_t *s = sc->s;
-  char msg[64];
+  char msg[64], contest[256];
   if (strspn(line, " \t") == len)
     return 0;
-  const char *bad = job_problem(line, len, msg, sizeof(msg));
+  const char *bad =
+      job_problem(line, len, msg, sizeof(msg), contest, sizeof(contest));
   if (bad != NULL) {
     fprintf(stderr, "%s:%lu: %s\n", sc->name, lineno, bad);
     s->rejected++;
     return 0;
   }
-  const char *argv[] = {"XADD", s->r->jobs, "*", "job", line};
-  const size_t lens[] = {4, strlen(s->r->jobs), 1, 3, len};
+  const char *jobs = jobs_of(s, contest);
+  if (jobs == NULL)
+    return EXIT_CONFIG;
+  const char *argv[] = {"XADD", jobs, "*", "job", line};
+  const size_t lens[] = {4, strlen(jobs), 1, 3, len};
   if (redisAppendCommandArgv(s->r->c, 5, argv, lens) != REDIS_OK) {
     fprintf(stderr, "tally: out of memory\n");
     return EXIT_CONFIG;
@@ -186,6 +242,11 @@ int cmd_submit(int argc, char **argv) {
       fclose(files[k]);
   free(files);
   free(names);
+  for (size_t k = 0; k < s.nroutes; k++) {
+    free(s.routes[k].contest);
+    free(s.routes[k].jobs);
+  }
+  free(s.routes);
   remote_close(&r);
   if (status == 0 && s.rejected > 0)
     status = EXIT_JOB_FAILED;
@@ -295,7 +356,7 @@ static int streams_read(remote_t *r, status_t *st) {
     s->name = names[i];
     s->memory = -1;
     char key[256];
-    snprintf(key, sizeof(key), "%s:%s", r->prefix, names[i]);
+    snprintf(key, sizeof(key), "%s:%s", r->qprefix, names[i]);
     if (stream_len(r, key, &s->length) != 0)
       return EXIT_CONFIG;
     redisReply *x = cli_expect(r, remote_cmd(r, "XRANGE %s - + COUNT 1", key),
@@ -460,6 +521,7 @@ static void status_json(const remote_t *r, const status_t *st, tally_buf_t *b) {
   tally_buf_puts(b, "{\"redis\":");
   tally_json_str(b, r->url);
   cli_json_string(b, "prefix", r->prefix);
+  cli_json_string(b, "queue", r->queue_in_use);
   cli_json_int(b, "jobs", st->jobs);
   cli_json_string(b, "group", st->group ? GROUP : NULL);
   if (!st->group)
@@ -675,7 +737,7 @@ static int entry_line(remote_t *r, tally_buf_t *b, const char *id,
 static int submission_result(remote_t *r, const char *sub,
                              const char *plugin_dir, const char *tasks) {
   char key[1024];
-  snprintf(key, sizeof(key), "%s:submission:%s", r->prefix, sub);
+  snprintf(key, sizeof(key), "%s:submission:%s", r->qprefix, sub);
   redisReply *h = cli_expect(
       r, remote_cmd(r, "HMGET %s result_entry job entry scored error", key),
       REDIS_REPLY_ARRAY, "HMGET");

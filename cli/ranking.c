@@ -190,7 +190,7 @@ static void rank(ranking_t *rk) {
 static int ranking_read(remote_t *r, const char *contest, bool public,
                         ranking_t *rk) {
   char key[1024], base[768];
-  if (tally_contest_key(base, sizeof(base), r->prefix, contest) != 0) {
+  if (tally_contest_key(base, sizeof(base), r->qprefix, contest) != 0) {
     fprintf(stderr, "tally: too long a contest id\n");
     return EXIT_CONFIG;
   }
@@ -206,13 +206,13 @@ static int ranking_read(remote_t *r, const char *contest, bool public,
     return EXIT_JOB_FAILED;
   if (rk->zset->elements == 0 && rk->tasks_reply->elements == 0) {
     redisReply *m =
-        remote_cmd(r, "SISMEMBER %s:contests %s", r->prefix, contest);
+        remote_cmd(r, "SISMEMBER %s:contests %s", r->qprefix, contest);
     bool known = m != NULL && m->type == REDIS_REPLY_INTEGER && m->integer;
     if (m != NULL)
       freeReplyObject(m);
     if (!known) {
       fprintf(stderr, "tally: no contest \"%s\" in %s:contests at %s\n",
-              contest, r->prefix, r->url);
+              contest, r->qprefix, r->url);
       return EXIT_JOB_FAILED;
     }
   }
@@ -266,7 +266,7 @@ static int ranking_read(remote_t *r, const char *contest, bool public,
 static int ranking_freeze(remote_t *r, const char *contest, double since,
                           ranking_t *rk) {
   char base[768];
-  if (tally_contest_key(base, sizeof(base), r->prefix, contest) != 0)
+  if (tally_contest_key(base, sizeof(base), r->qprefix, contest) != 0)
     return EXIT_CONFIG;
   for (size_t k = 0; k < rk->n; k++) {
     char part[768], tpart[768];
@@ -393,7 +393,9 @@ int cmd_ranking(int argc, char **argv) {
     return EXIT_CONFIG;
   }
   ranking_t rk = {0};
-  int status = remote_open(&r) != 0 ? EXIT_JOB_FAILED : 0;
+  int status = remote_open(&r) != 0 || remote_use_contest(&r, contest) != 0
+                   ? EXIT_JOB_FAILED
+                   : 0;
   if (status == 0 && elo) {
     status = cli_ranking_elo(&r, contest, json);
     remote_close(&r);

@@ -1,6 +1,8 @@
 /* The Redis connection of the commands that talk to tallyd's Redis. */
 #include "cli/cli.h"
+#include "redis/keys.h"
 #include "redis/redis.h"
+#include "redis/slots.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -14,17 +16,27 @@ void remote_init(remote_t *r) {
   memset(r, 0, sizeof(*r));
   r->data_dir = "tally-data";
   r->prefix = "tally";
+  r->default_queue = TALLY_MAIN_QUEUE;
 }
 
 /* Takes the flag at argv[*i] if it is one that every Redis subcommand
  * shares. Returns 1 if it was (and moves *i onto its value), 0 if not, and
  * -1 if its value is missing. */
 int remote_flag(remote_t *r, int argc, char **argv, int *i) {
-  static const char *const names[] = {"--redis", "--data-dir", "--prefix",
+  static const char *const names[] = {"--redis",
+                                      "--data-dir",
+                                      "--prefix",
                                       "--redis-password-file",
-                                      "--sentinel-password-file"};
-  const char **slots[] = {&r->redis, &r->data_dir, &r->prefix,
-                          &r->password_file, &r->sentinel_password_file};
+                                      "--sentinel-password-file",
+                                      "--queue",
+                                      "--default-queue"};
+  const char **slots[] = {&r->redis,
+                          &r->data_dir,
+                          &r->prefix,
+                          &r->password_file,
+                          &r->sentinel_password_file,
+                          &r->queue,
+                          &r->default_queue};
   for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
     if (strcmp(argv[*i], names[k]) != 0)
       continue;
@@ -132,20 +144,98 @@ int remote_url(remote_t *r) {
   return 0;
 }
 
-/* Works out the URL and key names, connects, and selects the database.
- * Returns 0, or EXIT_CONFIG with the cause (the URL and hiredis's error)
- * printed. Either way r is closed with remote_close. */
-int remote_open(remote_t *r) {
-  char err[1024];
-  if (remote_url(r) != 0)
+/* The keys of queue q. Returns 0, or EXIT_CONFIG (printed). */
+static int queue_keys(remote_t *r, const char *q) {
+  if (!tally_queue_name_ok(q)) {
+    fprintf(stderr,
+            "tally: \"%s\" is not a queue name: 1 to %d letters, digits, "
+            "'-', '_' or '.'\n",
+            q, TALLY_QUEUE_NAME_MAX);
     return EXIT_CONFIG;
-  r->jobs = join(r->prefix, ":jobs");
-  r->results = join(r->prefix, ":results");
-  r->dead = join(r->prefix, ":dead");
+  }
+  if (tally_queue_prefix(r->qprefix, sizeof(r->qprefix), r->prefix, q) != 0) {
+    fprintf(stderr, "tally: --prefix %s: too long\n", r->prefix);
+    return EXIT_CONFIG;
+  }
+  snprintf(r->queue_in_use, sizeof(r->queue_in_use), "%s", q);
+  free(r->jobs);
+  free(r->results);
+  free(r->dead);
+  r->jobs = join(r->qprefix, ":jobs");
+  r->results = join(r->qprefix, ":results");
+  r->dead = join(r->qprefix, ":dead");
   if (r->jobs == NULL || r->results == NULL || r->dead == NULL) {
     fprintf(stderr, "tally: out of memory\n");
     return EXIT_CONFIG;
   }
+  return 0;
+}
+
+int remote_use_queue(remote_t *r, const char *q) {
+  int status = queue_keys(r, q);
+  if (status != 0 || r->c == NULL)
+    return status;
+  /* On a cluster: the master of the queue's slot. */
+  tally_redis_url_t u;
+  char err[1024];
+  if (tally_redis_url_parse(&u, r->url, err, sizeof(err)) != 0) {
+    fprintf(stderr, "tally: bad Redis URL %s\n", err);
+    return EXIT_CONFIG;
+  }
+  bool cluster;
+  int rc =
+      tally_redis_slot_sync(&r->c, &u, tally_key_slot(r->jobs, strlen(r->jobs)),
+                            TIMEOUT_MS, &cluster, err, sizeof(err));
+  tally_redis_url_free(&u);
+  if (rc != 0) {
+    fprintf(stderr, "tally: %s\n", err);
+    return EXIT_CONFIG;
+  }
+  if (cluster && strcmp(q, TALLY_MAIN_QUEUE) == 0) {
+    fprintf(stderr,
+            "tally: Redis at %s is a cluster, where queue " TALLY_MAIN_QUEUE
+            " cannot live (its keys have no hash tag): give --queue, or "
+            "--default-queue\n",
+            r->url);
+    return EXIT_CONFIG;
+  }
+  return 0;
+}
+
+int remote_queue_of(remote_t *r, const char *contest, char *out, size_t len) {
+  if (r->queue != NULL) {
+    snprintf(out, len, "%s", r->queue);
+    return 0;
+  }
+  redisReply *x = remote_cmd(r, "HGET %s:queues %s", r->prefix, contest);
+  if (x == NULL)
+    return EXIT_CONFIG;
+  /* On a cluster the hash may live on another master: then the default. */
+  snprintf(out, len, "%s",
+           x->type == REDIS_REPLY_STRING && tally_queue_name_ok(x->str)
+               ? x->str
+               : r->default_queue);
+  freeReplyObject(x);
+  return 0;
+}
+
+int remote_use_contest(remote_t *r, const char *contest) {
+  char q[TALLY_QUEUE_NAME_MAX + 1];
+  int rc = remote_queue_of(r, contest, q, sizeof(q));
+  return rc != 0 ? rc : remote_use_queue(r, q);
+}
+
+/* Works out the URL and key names, connects, and selects the database;
+ * the queue is --queue, else --default-queue (a command about one
+ * contest then calls remote_use_contest). Returns 0, or EXIT_CONFIG with
+ * the cause (the URL and hiredis's error) printed. Either way r is closed
+ * with remote_close. */
+int remote_open(remote_t *r) {
+  char err[1024];
+  if (remote_url(r) != 0)
+    return EXIT_CONFIG;
+  if (queue_keys(r, r->queue != NULL ? r->queue : r->default_queue) != 0)
+    return EXIT_CONFIG;
   tally_redis_url_t u;
   if (tally_redis_url_parse(&u, r->url, err, sizeof(err)) != 0) {
     fprintf(stderr, "tally: bad Redis URL %s\n", err);
@@ -161,7 +251,8 @@ int remote_open(remote_t *r) {
                        "--data-dir or --redis)");
     return EXIT_CONFIG;
   }
-  return 0;
+  /* A queue named: its slot's master on a cluster. */
+  return r->queue != NULL ? remote_use_queue(r, r->queue) : 0;
 }
 
 /* The value after name in a flat array of names and values, as XINFO
@@ -188,4 +279,46 @@ const char *cli_str_of(const redisReply *v) {
                        v->type == REDIS_REPLY_STATUS)
              ? v->str
              : NULL;
+}
+
+int remote_queues(remote_t *r, tally_queues_t *q) {
+  if (r->queue != NULL)
+    return tally_queues_pick(q, r->queue, r->default_queue, NULL) == 0
+               ? 0
+               : EXIT_CONFIG;
+  char err[1024];
+  tally_redis_url_t u;
+  if (tally_redis_url_parse(&u, r->url, err, sizeof(err)) != 0) {
+    fprintf(stderr, "tally: bad Redis URL %s\n", err);
+    return EXIT_CONFIG;
+  }
+  redisContext *c = tally_redis_connect_sync(&u, TIMEOUT_MS, err, sizeof(err));
+  tally_redis_url_free(&u);
+  if (c == NULL) {
+    /* As a rescore that cannot connect says it. */
+    fprintf(stderr, "tally: rescore: %s\n", err);
+    return EXIT_JOB_FAILED;
+  }
+  redisReply *x = redisCommand(c, "HVALS %s:queues", r->prefix);
+  /* The published queues as a list, each once (pick drops repeats). */
+  tally_buf_t list;
+  tally_buf_init(&list);
+  tally_buf_puts(&list, r->default_queue);
+  for (size_t i = 0;
+       x != NULL && x->type == REDIS_REPLY_ARRAY && i < x->elements; i++)
+    if (x->element[i]->type == REDIS_REPLY_STRING &&
+        tally_queue_name_ok(x->element[i]->str)) {
+      tally_buf_putc(&list, ',');
+      tally_buf_puts(&list, x->element[i]->str);
+    }
+  freeReplyObject(x);
+  redisFree(c);
+  int rc = list.oom ? TALLY_ENOMEM
+                    : tally_queues_pick(q, list.data, r->default_queue, NULL);
+  tally_buf_close(&list);
+  if (rc != 0) {
+    fprintf(stderr, "tally: out of memory\n");
+    return EXIT_CONFIG;
+  }
+  return 0;
 }

@@ -31,7 +31,7 @@ static const redisReply *scan_ids(const redisReply *scan, const char *key,
 static int ask(remote_t *r, const redisReply *ids, bool jobs) {
   for (size_t k = 0; k < ids->elements; k++) {
     char hkey[1024];
-    snprintf(hkey, sizeof(hkey), "%s:submission:%s", r->prefix,
+    snprintf(hkey, sizeof(hkey), "%s:submission:%s", r->qprefix,
              ids->element[k]->str);
     if ((jobs
              ? redisAppendCommand(r->c, "HMGET %s summary job", hkey)
@@ -194,22 +194,22 @@ static int read_redis(remote_t *r, const report_opts_t *o,
     fprintf(stderr, "tally: too long a contest id\n");
     return EXIT_CONFIG;
   }
-  snprintf(key, sizeof(key), "%s:index:contest:%s", r->prefix, enc);
+  snprintf(key, sizeof(key), "%s:index:contest:%s", r->qprefix, enc);
   redisReply *known =
-      remote_cmd(r, "SISMEMBER %s:contests %s", r->prefix, o->contest);
+      remote_cmd(r, "SISMEMBER %s:contests %s", r->qprefix, o->contest);
   bool is_known = known != NULL && known->type == REDIS_REPLY_INTEGER &&
                   known->integer == 1;
   if (known != NULL)
     freeReplyObject(known);
   if (!is_known) {
     fprintf(stderr, "tally: no contest \"%s\" in %s:contests at %s\n",
-            o->contest, r->prefix, r->url);
+            o->contest, r->qprefix, r->url);
     return EXIT_JOB_FAILED;
   }
   decoder_t q = {.o = o,
                  .refusals = refusals,
                  .nrefusals = nrefusals,
-                 .prefix = r->prefix,
+                 .prefix = r->qprefix,
                  .d = d};
   pthread_t thread;
   pthread_mutex_init(&q.mu, NULL);
@@ -700,7 +700,10 @@ int cmd_report(int argc, char **argv) {
                             nref, &d);
     cli_close(&c);
   } else {
-    status = remote_open(&r) != 0 ? EXIT_JOB_FAILED : 0;
+    status = remote_open(&r) != 0 || (o.contest != NULL &&
+                                      remote_use_contest(&r, o.contest) != 0)
+                 ? EXIT_JOB_FAILED
+                 : 0;
     if (status == 0)
       status = read_redis(&r, &o, (const char *const *)ref, nref, &d);
     remote_close(&r);

@@ -98,6 +98,15 @@ redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
                                        uint64_t timeout_ms, char *err,
                                        size_t errlen);
 
+/* On a Redis Cluster, the master that serves slot: *c (connected to any
+ * node of u's cluster, or to one server) is kept when it is that master
+ * or not a cluster node, else replaced by a connection to the master
+ * (with u's login; the old one freed). *cluster says which. Returns 0,
+ * or -1 with err naming the cause (*c then unchanged). */
+int tally_redis_slot_sync(redisContext **c, const tally_redis_url_t *u,
+                          unsigned slot, uint64_t timeout_ms, bool *cluster,
+                          char *err, size_t errlen);
+
 /* A command's callback. reply is NULL when the command failed: the
  * connection dropped, or the watchdog fired; r->why says which. A reply is
  * valid only during the callback. */

@@ -4,6 +4,7 @@
 #include "config/error.h"
 #include "redis/redis.h"
 #include "redis/redis_int.h"
+#include "redis/slots.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,4 +150,64 @@ redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
     }
   }
   return c;
+}
+
+int tally_redis_slot_sync(redisContext **c, const tally_redis_url_t *u,
+                          unsigned slot, uint64_t timeout_ms, bool *cluster,
+                          char *err, size_t errlen) {
+  *cluster = false;
+  redisReply *r = redisCommand(*c, "CLUSTER SLOTS");
+  if (r == NULL) {
+    snprintf(err, errlen, "Redis at %s: %s", u->display, (*c)->errstr);
+    return -1;
+  }
+  if (r->type == REDIS_REPLY_ERROR &&
+      (strstr(r->str, "cluster support disabled") != NULL ||
+       strncmp(r->str, "NOPERM", 6) == 0 ||
+       strncmp(r->str, "ERR unknown command", 19) == 0)) {
+    freeReplyObject(r);
+    return 0; /* one server */
+  }
+  tally_slot_map_t m;
+  char why[200];
+  if (tally_slot_map_read(r, &m, why, sizeof(why)) != 0) {
+    snprintf(err, errlen, "Redis at %s: %s", u->display,
+             r->type == REDIS_REPLY_ERROR ? r->str : why);
+    freeReplyObject(r);
+    return -1;
+  }
+  freeReplyObject(r);
+  *cluster = true;
+  const tally_slot_range_t *range = tally_slot_map_find(&m, slot);
+  char host[64] = "";
+  int port = 0;
+  if (range != NULL) {
+    snprintf(host, sizeof(host), "%s",
+             range->host[0]           ? range->host
+             : (*c)->tcp.host != NULL ? (*c)->tcp.host
+                                      : "");
+    port = range->port;
+  }
+  tally_slot_map_free(&m);
+  if (host[0] == '\0') {
+    snprintf(err, errlen,
+             "Redis at %s: no master of the cluster serves slot "
+             "%u",
+             u->display, slot);
+    return -1;
+  }
+  if ((*c)->connection_type == REDIS_CONN_TCP && (*c)->tcp.host != NULL &&
+      strcmp((*c)->tcp.host, host) == 0 && (*c)->tcp.port == port)
+    return 0;
+  tally_redis_url_t there = *u;
+  there.host = host;
+  there.port = port;
+  there.path = NULL;
+  there.nsentinels = 0;
+  redisContext *n = tally_redis_connect_sync(&there, timeout_ms, err, errlen);
+  if (n == NULL)
+    return -1;
+  redisFree(*c);
+  *c = n;
+  return 0;
 }

@@ -27,7 +27,8 @@ typedef struct tk_cluster_s {
 } tk_cluster_t;
 
 /* Starts masters * (1 + replicas) nodes (the first masters are the
- * masters, as redis-cli assigns them), creates the cluster, and waits
+ * masters, as redis-cli assigns them), creates the cluster (by hand for
+ * one or two masters without replicas, which redis-cli refuses), and waits
  * until every node says cluster_state:ok and every replica is in sync.
  * Ignores SIGPIPE (a failover closes connections). Returns 0, or -1 with
  * the cause on stderr. */

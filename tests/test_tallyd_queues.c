@@ -4,6 +4,7 @@
  * dead-lettered naming both; --queues narrows what one tallyd takes and
  * it says which configured contest it leaves to others. Through a real
  * redis-server and tallyd. */
+#include "cli_fixture.h"
 #include "redis_fixture.h"
 #include "tallyd_fixture.h"
 
@@ -210,6 +211,84 @@ Test(tallyd_queues, the_api_reads_each_contest_from_its_queue) {
                 strcmp(q->str, "q2") == 0,
             "tally:queues c2");
   freeReplyObject(q);
+}
+
+/* The tally command finds each contest's queue: submit routes each job
+ * to its contest's queue, ranking and report read the contest from it,
+ * status and results take --queue, and rescore goes over every queue. */
+Test(tallyd_queues, the_tally_command_follows_each_contests_queue) {
+  start(NULL);
+  /* tallyd publishes the contests' queues. */
+  bool published = false;
+  for (int i = 0; i < 100 && !published; i++) {
+    published = exists("tally:queues") == 1;
+    if (!published)
+      usleep(100000);
+  }
+  cr_assert(published, "tally:queues not published");
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "queues");
+  tc_write_file("jobs.jsonl",
+                "{\"submission\":\"s1\",\"task\":\"sum\",\"participant\":"
+                "\"ann\",\"contest\":\"c1\",\"evaluations\":{\"0\":1,\"1\":1,"
+                "\"2\":1,\"3\":1}}\n"
+                "{\"submission\":\"s2\",\"task\":\"sum\",\"participant\":"
+                "\"bob\",\"contest\":\"c2\",\"evaluations\":{\"0\":1,\"1\":0,"
+                "\"2\":0,\"3\":0}}\n"
+                "{\"submission\":\"s3\",\"task\":\"sum\",\"participant\":"
+                "\"cy\",\"evaluations\":{\"0\":0,\"1\":0,\"2\":0,\"3\":1}}"
+                "\n");
+  const char *submit[] = {"submit", "--redis", server.url, tc_at("jobs.jsonl"),
+                          NULL};
+  tc_run_t t = tc_run(submit, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  tc_run_free(&t);
+  TD_REQUIRE(&daemon_, wait_len("tally:{q1}:results", 1, 20000), "q1");
+  TD_REQUIRE(&daemon_, wait_len("tally:{q2}:results", 1, 20000), "q2");
+  TD_REQUIRE(&daemon_, wait_len("tally:results", 1, 20000), "main");
+  cr_expect_eq(td_xlen(c, "tally:{q1}:dead") + td_xlen(c, "tally:{q2}:dead") +
+                   td_xlen(c, "tally:dead"),
+               0, "every job went to its contest's queue");
+
+  const char *ranking[] = {"ranking",   "--redis", server.url, "--json",
+                           "--contest", "c1",      NULL};
+  t = tc_run(ranking, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  cr_expect(strstr(t.out, "\"ann\"") != NULL, "c1 from q1: %s", t.out);
+  tc_run_free(&t);
+
+  const char *status[] = {"status", "--redis", server.url, "--queue",
+                          "q2",     "--json",  NULL};
+  t = tc_run(status, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  cr_expect(strstr(t.out, "\"queue\":\"q2\"") != NULL, "%s", t.out);
+  tc_run_free(&t);
+
+  const char *results[] = {"results", "--redis", server.url,    "--queue", "q2",
+                           "--from",  "0",       "--no-follow", NULL};
+  t = tc_run(results, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  cr_expect(strstr(t.out, "\"submission\":\"s2\"") != NULL, "%s", t.out);
+  cr_expect(strstr(t.out, "s1") == NULL, "only q2's: %s", t.out);
+  tc_run_free(&t);
+
+  const char *bad[] = {"status", "--redis", server.url, "--queue", "a:b", NULL};
+  t = tc_run(bad, NULL, NULL);
+  cr_expect_eq(t.status, 2);
+  cr_expect(strstr(t.err, "\"a:b\" is not a queue name") != NULL, "%s", t.err);
+  tc_run_free(&t);
+
+  /* A rescore goes over every queue. */
+  const char *rescore[] = {"rescore", "--redis", server.url, "--tasks",
+                           tasks,     "--task",  "sum",      NULL};
+  t = tc_run(rescore, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  cr_expect(strstr(t.err, "queue q1:") != NULL &&
+                strstr(t.err, "queue q2:") != NULL &&
+                strstr(t.err, "queue main:") != NULL,
+            "%s", t.err);
+  tc_run_free(&t);
+  tc_teardown();
 }
 
 Test(tallyd_queues, queues_narrows_what_one_tallyd_takes) {
