@@ -8,8 +8,8 @@
 
 #include "config/error.h"
 #include "contest/frozen.h"
-#include "engine/queues.h"
 #include "engine/engine.h"
+#include "engine/queues.h"
 #include "redis/keys.h"
 #include "redis/scripts.h"
 

@@ -8,12 +8,12 @@
 #include "daemon/notify.h"
 #include "daemon/ops.h"
 #include "daemon/pool.h"
-#include "engine/queues.h"
 #include "daemon/rescore_child.h"
 #include "daemon/settings.h"
 #include "daemon/snapfiles.h"
 #include "engine/contests.h"
 #include "engine/plugins.h"
+#include "engine/queues.h"
 #include "engine/taskset.h"
 #include "redis/keys.h"
 
