@@ -37,16 +37,6 @@ static void stop_all(void) {
   cluster_up = false;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The task configs with six contests, c1..c6 in queues q1..q6. */
 static void make_tasks(void) {
   snprintf(tasks, sizeof(tasks), "%s/tasks", bench_dir());
@@ -257,14 +247,15 @@ int main(int argc, char **argv) {
   printf("bench_cluster: %ld jobs a run over %d queues, one tallyd (2 "
          "workers), medians of %d\n",
          jobs / NQ * NQ, NQ, rounds);
-  double base = median(rate[0], rounds);
+  double base = bench_median(rate[0], rounds);
   for (int s = 0; s < NSETUPS; s++) {
-    double m = median(rate[s], rounds);
+    double m = bench_median(rate[s], rounds);
     printf("  %-22s %7.0f jobs/s (%.2f x one server)  %6.1f us of Redis CPU "
            "a job  busiest master %3.0f%%  Redis alone, a core per master: "
            "%6.0f jobs/s\n",
-           setups[s].name, m, m / base, median(cpu[s], rounds),
-           median(share[s], rounds) * 100, median(bound[s], rounds));
+           setups[s].name, m, m / base, bench_median(cpu[s], rounds),
+           bench_median(share[s], rounds) * 100,
+           bench_median(bound[s], rounds));
   }
   return 0;
 }

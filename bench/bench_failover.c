@@ -29,16 +29,6 @@ static void stop_all(void) {
   group_up = false;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Pushes n jobs to c, pipelined, and waits until a replica has them when
  * the group has replicas. */
 static void push(redisContext *c, long n, bool replicated) {
@@ -223,15 +213,15 @@ int main(int argc, char **argv) {
             fail[r]);
   }
   printf("bench_failover: %ld jobs a run, medians of %d\n", jobs, rounds);
-  double base = median(rate[0], rounds);
+  double base = bench_median(rate[0], rounds);
   for (int s = 0; s < NSETUPS; s++) {
-    double m = median(rate[s], rounds);
+    double m = bench_median(rate[s], rounds);
     printf("  %-30s %8.0f jobs/s (%.2f x one server)  %6.1f us of master "
            "CPU a job\n",
-           setups[s].name, m, m / base, median(cpu[s], rounds));
+           setups[s].name, m, m / base, bench_median(cpu[s], rounds));
   }
   printf("  master killed -> first result on the promoted replica: %.2f s "
          "(down-after-milliseconds 1000)\n",
-         median(fail, rounds));
+         bench_median(fail, rounds));
   return 0;
 }

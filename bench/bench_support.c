@@ -266,3 +266,13 @@ void bench_machine_cpu_s(double *busy, double *steal) {
   *busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / tck;
   *steal = (double)v[7] / tck;
 }
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

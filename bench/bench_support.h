@@ -60,6 +60,8 @@ long long bench_command_int(redisContext *c, const char *fmt, ...);
  * the time they waited to run to *wait; and the machine's busy and stolen
  * CPU time so far. */
 double bench_proc_cpu_s(pid_t pid, pid_t *ppid);
+/* The median of the n values of v (sorted in place; n > 0). */
+double bench_median(double *v, int n);
 double bench_proc_sched_s(pid_t pid, double *wait);
 void bench_machine_cpu_s(double *busy, double *steal);
 

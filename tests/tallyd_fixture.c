@@ -523,3 +523,20 @@ double td_metric(const char *dir, int port, const char *name) {
   free(r.body);
   return v;
 }
+
+void td_copy_tasks(const char *dir, char *out, size_t len) {
+  snprintf(out, len, "%s/tasks", dir);
+  char cmd[1400];
+  snprintf(cmd, sizeof(cmd), "cp -r '%s/examples/tasks' '%s'", TALLY_SOURCE_DIR,
+           out);
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+void td_put(const char *dir, const char *name, const char *text) {
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}

@@ -30,6 +30,11 @@ typedef struct td_daemon_s {
 int td_start(td_daemon_t *d, const tr_redis_t *server, const char *name,
              const char *const *args, const char *const *env);
 
+/* Copies examples/tasks into dir/tasks and writes that path into out
+ * (len bytes); writes text into the file dir/name. Both assert. */
+void td_copy_tasks(const char *dir, char *out, size_t len);
+void td_put(const char *dir, const char *name, const char *text);
+
 /* Sends sig. */
 void td_signal(td_daemon_t *d, int sig);
 

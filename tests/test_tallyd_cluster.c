@@ -30,12 +30,7 @@ static char ids[NQ][PER_ROUND * ROUNDS][64];
 static size_t nids[NQ];
 
 static void put(const char *name, const char *text) {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/%s", tasks, name);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  fputs(text, f);
-  fclose(f);
+  td_put(tasks, name, text);
 }
 
 static void setup(void) {
@@ -45,11 +40,7 @@ static void setup(void) {
   have_cluster = true;
   memset(&as_server, 0, sizeof(as_server));
   snprintf(as_server.dir, sizeof(as_server.dir), "%s", kc.dir);
-  snprintf(tasks, sizeof(tasks), "%s/tasks", kc.dir);
-  char cmd[1400];
-  snprintf(cmd, sizeof(cmd), "cp -r '%s/examples/tasks' '%s'", TALLY_SOURCE_DIR,
-           tasks);
-  cr_assert_eq(system(cmd), 0);
+  td_copy_tasks(kc.dir, tasks, sizeof(tasks));
   for (int q = 1; q <= NQ; q++) {
     char name[64], text[200];
     snprintf(name, sizeof(name), "c%d.contest.json", q);

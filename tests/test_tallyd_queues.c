@@ -22,23 +22,14 @@ static redisContext *c;
 static char tasks[512];
 
 static void put(const char *name, const char *text) {
-  char path[700];
-  snprintf(path, sizeof(path), "%s/%s", tasks, name);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f, "%s", path);
-  fputs(text, f);
-  fclose(f);
+  td_put(tasks, name, text);
 }
 
 static void setup(void) {
   cr_assert_eq(tr_redis_start(&server, 0, false), 0);
   c = td_connect(&server);
   memset(&daemon_, 0, sizeof(daemon_));
-  snprintf(tasks, sizeof(tasks), "%s/tasks", server.dir);
-  char cmd[1400];
-  snprintf(cmd, sizeof(cmd), "cp -r '%s/examples/tasks' '%s'", TALLY_SOURCE_DIR,
-           tasks);
-  cr_assert_eq(system(cmd), 0);
+  td_copy_tasks(server.dir, tasks, sizeof(tasks));
   put("c1.contest.json",
       "{\"name\": \"c1\", \"tasks\": [\"sum\"], \"queue\": \"q1\"}");
   put("c2.contest.json",
