@@ -2,6 +2,7 @@
  * runs asked for while it ran, one after another. */
 #include "daemon/rescore_child.h"
 #include "config/error.h"
+#include "engine/contests.h"
 
 #include <signal.h>
 #include <stddef.h>
@@ -20,9 +21,11 @@ static void free_strings(tally_rescore_child_t *r) {
   free((char *)r->opt.tally);
   free((char *)r->opt.url);
   free((char *)r->opt.prefix);
+  free((char *)r->opt.default_queue);
   free((char *)r->opt.plugins);
   free(r->tasks);
   r->opt.tally = r->opt.url = r->opt.prefix = r->opt.plugins = NULL;
+  r->opt.default_queue = NULL;
   r->tasks = NULL;
 }
 
@@ -34,8 +37,10 @@ int tally_rescore_child_init(uv_loop_t *loop, tally_rescore_child_t *r,
   r->opt.tally = strdup(opt->tally);
   r->opt.url = strdup(opt->url);
   r->opt.prefix = strdup(opt->prefix);
+  r->opt.default_queue = strdup(opt->default_queue != NULL ? opt->default_queue
+                                                           : TALLY_MAIN_QUEUE);
   r->opt.plugins = opt->plugins ? strdup(opt->plugins) : NULL;
-  if (!r->opt.tally || !r->opt.url || !r->opt.prefix ||
+  if (!r->opt.tally || !r->opt.url || !r->opt.prefix || !r->opt.default_queue ||
       (opt->plugins && !r->opt.plugins)) {
     free_strings(r);
     return TALLY_ENOMEM;
@@ -195,6 +200,8 @@ static void start_next(tally_rescore_child_t *r) {
   args[n++] = (char *)r->opt.url;
   args[n++] = "--prefix";
   args[n++] = (char *)r->opt.prefix;
+  args[n++] = "--default-queue";
+  args[n++] = (char *)r->opt.default_queue;
   args[n++] = "--tasks";
   args[n++] = r->tasks;
   if (r->opt.plugins != NULL) {

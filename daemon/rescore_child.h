@@ -28,10 +28,12 @@ typedef enum tally_rescore_kind_e {
 #define TALLY_RESCORE_DRAIN_MS 1000
 
 typedef struct tally_rescore_child_options_s {
-  const char *tally;   /* the tally executable */
-  const char *url;     /* --redis */
-  const char *prefix;  /* --prefix */
-  const char *plugins; /* --plugins, or NULL */
+  const char *tally;         /* the tally executable */
+  const char *url;           /* --redis */
+  const char *prefix;        /* --prefix */
+  const char *default_queue; /* --default-queue (the rescore goes over it
+                                and every queue of <p>:queues) */
+  const char *plugins;       /* --plugins, or NULL */
   tally_log_t *log;
   /* Called (if not NULL) each time a child has exited and been reaped,
    * before the next one starts: what it read may go. */

@@ -862,6 +862,7 @@ static int start(tallyd_t *t) {
         .tally = t->set.tally,
         .url = url,
         .prefix = t->set.prefix,
+        .default_queue = t->set.default_queue,
         .plugins = t->set.plugins,
         .log = &t->log,
         .on_exited = on_rescore_exited,
