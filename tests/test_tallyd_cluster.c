@@ -5,6 +5,7 @@
  * is migrated key by key while its jobs flow. Every job ends with
  * exactly one outcome, a result, nothing stays pending, and the rankings
  * equal those of one server scoring the same jobs. */
+#include "cli_fixture.h"
 #include "cluster_fixture.h"
 #include "redis/slots.h"
 #include "redis_fixture.h"
@@ -300,6 +301,28 @@ Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
     if (!ready)
       usleep(100000);
   }
+
+  /* The tally command reaches a queue's master from any node. */
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "cluster");
+  const char *st[] = {"status", "--redis", kc.url, "--queue",
+                      "q3",     "--json",  NULL};
+  tc_run_t t = tc_run(st, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  cr_expect(strstr(t.out, "\"queue\":\"q3\"") != NULL, "%s", t.out);
+  tc_run_free(&t);
+  const char *rk[] = {"ranking", "--redis",   kc.url, "--queue", "q2",
+                      "--json",  "--contest", "c2",   NULL};
+  t = tc_run(rk, NULL, NULL);
+  cr_expect_eq(t.status, 0, "%s", t.err);
+  cr_expect(strstr(t.out, "\"p6\"") != NULL, "%s", t.out);
+  tc_run_free(&t);
+  const char *main_q[] = {"status", "--redis", kc.url, "--queue", "main", NULL};
+  t = tc_run(main_q, NULL, NULL);
+  cr_expect_neq(t.status, 0);
+  cr_expect(strstr(t.err, "cannot live") != NULL, "%s", t.err);
+  tc_run_free(&t);
+  tc_teardown();
 
   /* The same jobs on one server: the same rankings, private and public. */
   tr_redis_t one;
