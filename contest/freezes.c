@@ -30,7 +30,9 @@ int tally_freeze_word_parse(const char *s, size_t len, tally_freeze_word_t *w) {
       return -1;
   }
   double at = strtod(num, NULL);
-  if (digits == 0 || !isfinite(at))
+  /* Up to the end of year 9999, as RFC 3339 times go: a larger number is
+   * no time, and would not be written back as it was read. */
+  if (digits == 0 || !isfinite(at) || at > TALLY_FREEZE_AT_MAX)
     return -1;
   w->kind = TALLY_FREEZE_AT;
   w->at = at;

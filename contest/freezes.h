@@ -22,6 +22,8 @@ typedef struct tally_freeze_word_s {
 
 /* The longest text of a word, with its NUL. */
 #define TALLY_FREEZE_WORD_MAX 48
+/* The latest time a word may name: 9999-12-31T23:59:59.999Z. */
+#define TALLY_FREEZE_AT_MAX 253402300799.999
 
 /* Reads a value of <p>:freezes (len bytes): "lifted", or "at " and a
  * time in seconds since the epoch (a finite, non-negative decimal).

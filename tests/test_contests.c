@@ -295,9 +295,12 @@ Test(contests, reads_an_operators_freeze_word_strictly) {
   cr_expect_eq(tally_freeze_word_parse("at 1767268800.5", 15, &w), 0);
   cr_expect_eq(w.kind, TALLY_FREEZE_AT);
   cr_expect_float_eq(w.at, 1767268800.5, 1e-9);
-  const char *bad[] = {"",       "at ",     "at -1",  "at 1e9",
-                       "at 1.",  "at .5",   "at 1 ",  " lifted",
-                       "LIFTED", "at 0x10", "at inf", "at 1.2.3"};
+  cr_expect_eq(tally_freeze_word_parse("at 253402300799.999", 19, &w), 0);
+  const char *bad[] = {"", "at ", "at -1", "at 1e9", "at 1.", "at .5", "at 1 ",
+                       " lifted", "LIFTED", "at 0x10", "at inf", "at 1.2.3",
+                       /* After the end of year 9999 (the fuzzer found one
+                        * that did not read back as it was written). */
+                       "at 253402300800", "at 17777777777777777777777777"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     cr_expect_eq(tally_freeze_word_parse(bad[i], strlen(bad[i]), &w), -1,
                  "\"%s\"", bad[i]);
