@@ -99,15 +99,17 @@ static bool settled(tk_cluster_t *k, int replicas) {
   return true;
 }
 
-int tk_start(tk_cluster_t *k, int masters, int replicas) {
+void tk_stop(tk_cluster_t *k);
+
+static int start_cluster(tk_cluster_t *k, int masters, int replicas) {
   memset(k, 0, sizeof(*k));
   signal(SIGPIPE, SIG_IGN);
   snprintf(k->dir, sizeof(k->dir), "/tmp/tally-cluster-XXXXXX");
   if (mkdtemp(k->dir) == NULL)
     return -1;
-  k->n = masters * (1 + replicas);
-  if (k->n > TK_MAX)
+  if (masters * (1 + replicas) > TK_MAX)
     return -1;
+  k->n = masters * (1 + replicas);
   char create[2000];
   int len = snprintf(create, sizeof(create),
                      "redis-cli --cluster create --cluster-yes "
@@ -189,6 +191,14 @@ int tk_start(tk_cluster_t *k, int masters, int replicas) {
     sleep_ms(100);
   }
   fprintf(stderr, "the cluster did not settle within 60 s (%s)\n", k->dir);
+  return -1;
+}
+
+int tk_start(tk_cluster_t *k, int masters, int replicas) {
+  if (start_cluster(k, masters, replicas) == 0)
+    return 0;
+  /* Nothing left running after a failure. */
+  tk_stop(k);
   return -1;
 }
 

@@ -31,7 +31,7 @@ typedef struct tk_cluster_s {
  * one or two masters without replicas, which redis-cli refuses), and waits
  * until every node says cluster_state:ok and every replica is in sync.
  * Ignores SIGPIPE (a failover closes connections). Returns 0, or -1 with
- * the cause on stderr. */
+ * the cause on stderr and nothing left running. */
 int tk_start(tk_cluster_t *k, int masters, int replicas);
 /* Kills every node and removes the folder. */
 void tk_stop(tk_cluster_t *k);
