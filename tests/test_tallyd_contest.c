@@ -621,8 +621,10 @@ Test(tallyd_contest, runs_the_rescore_child_at_start_and_after_each_reload) {
   wait_log_count("rescore.done", 1);
   char *text = runs(record);
   char want[1200];
-  snprintf(want, sizeof(want),
-           "start rescore --redis %s --prefix tally --default-queue main --tasks ", server.url);
+  snprintf(
+      want, sizeof(want),
+      "start rescore --redis %s --prefix tally --default-queue main --tasks ",
+      server.url);
   cr_expect(strstr(text, want) == text, "%s", text);
   cr_expect(strstr(text, " --changed\nend\n") != NULL, "%s", text);
   /* The snapshot, not the operator's folder. */
