@@ -325,11 +325,8 @@ enum { STEP_SLOTS = 7 };
 static void slots_reply(tally_redis_t *r, const redisReply *reply) {
   char why[512], buf[200];
   if (reply->type == REDIS_REPLY_ERROR) {
-    /* One server (or a user not allowed to ask, who cannot be on a
-     * cluster either): nothing to follow. */
-    if (strstr(reply->str, "cluster support disabled") != NULL ||
-        strncmp(reply->str, "NOPERM", 6) == 0 ||
-        strncmp(reply->str, "ERR unknown command", 19) == 0) {
+    /* One server: nothing to follow. */
+    if (tally_slots_disabled(reply)) {
       r->cluster = false;
       mark_up(r);
       return;

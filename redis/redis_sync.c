@@ -161,10 +161,7 @@ int tally_redis_slot_sync(redisContext **c, const tally_redis_url_t *u,
     snprintf(err, errlen, "Redis at %s: %s", u->display, (*c)->errstr);
     return -1;
   }
-  if (r->type == REDIS_REPLY_ERROR &&
-      (strstr(r->str, "cluster support disabled") != NULL ||
-       strncmp(r->str, "NOPERM", 6) == 0 ||
-       strncmp(r->str, "ERR unknown command", 19) == 0)) {
+  if (tally_slots_disabled(r)) {
     freeReplyObject(r);
     return 0; /* one server */
   }

@@ -162,6 +162,13 @@ size_t tally_slot_nodes(const redisReply *slots, tally_slot_addr_t *out,
   return n;
 }
 
+bool tally_slots_disabled(const redisReply *r) {
+  return r->type == REDIS_REPLY_ERROR &&
+         (strstr(r->str, "cluster support disabled") != NULL ||
+          strncmp(r->str, "NOPERM", 6) == 0 ||
+          strncmp(r->str, "ERR unknown command", 19) == 0);
+}
+
 bool tally_redirect_parse(const char *err, size_t len, bool *ask,
                           unsigned *slot, char *host, int *port) {
   size_t skip;

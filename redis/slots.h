@@ -60,6 +60,11 @@ typedef struct tally_slot_addr_s {
 size_t tally_slot_nodes(const redisReply *slots, tally_slot_addr_t *out,
                         size_t max);
 
+/* Whether an error reply to CLUSTER SLOTS says the server is no cluster
+ * node: cluster support disabled, or (for a user not allowed to ask, who
+ * cannot be on a cluster either) NOPERM or an unknown command. */
+bool tally_slots_disabled(const redisReply *r);
+
 /* Reads a redirection error ("MOVED 3999 127.0.0.1:6381" or "ASK ..."):
  * whether it is ASK, the slot and the address (host 64 bytes; an IPv6
  * address without brackets). Returns false for any other text. */
