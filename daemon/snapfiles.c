@@ -172,3 +172,43 @@ void tally_remove_stale_snapshots(const char *tmp) {
   }
   closedir(d);
 }
+
+/* Copies the *.json files of --contests (contests) into the snapshot folder
+ * dir, where the workers find contests beside their tasks: each as
+ * NAME.contest.json, participants.json as it is. A file the tasks folder
+ * gave already is an error. */
+int tally_snapshot_contests(const char *contests, const char *dir, char *err,
+                            size_t errlen) {
+  DIR *d = opendir(contests);
+  if (d == NULL) {
+    tally_fmt(err, errlen, "--contests %s: %s", contests, strerror(errno));
+    return TALLY_EIO;
+  }
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    if (!tally_is_json_name(e->d_name))
+      continue;
+    size_t n = strlen(e->d_name);
+    bool keep = strcmp(e->d_name, "participants.json") == 0 ||
+                (n > 13 && strcmp(e->d_name + n - 13, ".contest.json") == 0);
+    char from[PATH_MAX], to[PATH_MAX];
+    struct stat st;
+    if (tally_fmt(from, sizeof(from), "%s/%s", contests, e->d_name) ||
+        (keep ? tally_fmt(to, sizeof(to), "%s/%s", dir, e->d_name)
+              : tally_fmt(to, sizeof(to), "%s/%.*s.contest.json", dir,
+                          (int)(n - 5), e->d_name))) {
+      tally_fmt(err, errlen, "%s: path too long", e->d_name);
+      rc = TALLY_EINVAL;
+    } else if (stat(to, &st) == 0) {
+      tally_fmt(err, errlen,
+                "%s: the tasks folder has a file of the same name (%s)", from,
+                strrchr(to, '/') + 1);
+      rc = TALLY_EINVAL;
+    } else {
+      rc = tally_copy_file(from, to, TALLY_CONFIG_FILE_MAX, err, errlen);
+    }
+  }
+  closedir(d);
+  return rc;
+}

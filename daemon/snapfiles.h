@@ -35,4 +35,12 @@ bool tally_is_json_name(const char *name);
  * tmp: "tallyd-PID-XXXXXX" whose PID is no longer running. */
 void tally_remove_stale_snapshots(const char *tmp);
 
+/* Copies the *.json files of the --contests folder contests into the
+ * snapshot folder dir, where the workers find contests beside their
+ * tasks: each as NAME.contest.json, participants.json as it is. A file the
+ * tasks folder gave already is an error. Returns 0, or a negative code
+ * with err naming the file. */
+int tally_snapshot_contests(const char *contests, const char *dir, char *err,
+                            size_t errlen);
+
 #endif

@@ -7,6 +7,7 @@
 #include "daemon/http.h"
 #include "daemon/notify.h"
 #include "daemon/ops.h"
+#include "daemon/pidfile.h"
 #include "daemon/pool.h"
 #include "daemon/rescore_child.h"
 #include "daemon/settings.h"
@@ -102,47 +103,6 @@ typedef struct tallyd_s {
  * never reaches a worker that starts later (after a crash, say); only a
  * reload that passes the check does. */
 
-/* Copies the *.json files of --contests into the snapshot folder dir,
- * where the workers find contests beside their tasks: each as
- * NAME.contest.json, participants.json as it is. A file the tasks folder
- * gave already is an error. */
-static int snapshot_contests(tallyd_t *t, const char *dir, char *err,
-                             size_t errlen) {
-  DIR *d = opendir(t->set.contests);
-  if (d == NULL) {
-    tally_fmt(err, errlen, "--contests %s: %s", t->set.contests,
-              strerror(errno));
-    return TALLY_EIO;
-  }
-  int rc = 0;
-  struct dirent *e;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    if (!tally_is_json_name(e->d_name))
-      continue;
-    size_t n = strlen(e->d_name);
-    bool keep = strcmp(e->d_name, "participants.json") == 0 ||
-                (n > 13 && strcmp(e->d_name + n - 13, ".contest.json") == 0);
-    char from[PATH_MAX], to[PATH_MAX];
-    struct stat st;
-    if (tally_fmt(from, sizeof(from), "%s/%s", t->set.contests, e->d_name) ||
-        (keep ? tally_fmt(to, sizeof(to), "%s/%s", dir, e->d_name)
-              : tally_fmt(to, sizeof(to), "%s/%.*s.contest.json", dir,
-                          (int)(n - 5), e->d_name))) {
-      tally_fmt(err, errlen, "%s: path too long", e->d_name);
-      rc = TALLY_EINVAL;
-    } else if (stat(to, &st) == 0) {
-      tally_fmt(err, errlen,
-                "%s: the tasks folder has a file of the same name (%s)", from,
-                strrchr(to, '/') + 1);
-      rc = TALLY_EINVAL;
-    } else {
-      rc = tally_copy_file(from, to, TALLY_CONFIG_FILE_MAX, err, errlen);
-    }
-  }
-  closedir(d);
-  return rc;
-}
-
 /* Copies --tasks (a file, or the *.json files of a folder) into a new
  * snapshot folder, and sets *path to what the workers load. Returns 0, or
  * a negative code with err naming the cause. */
@@ -204,7 +164,7 @@ static int snapshot(tallyd_t *t, char **path, char *err, size_t errlen) {
       closedir(d);
   }
   if (rc == 0 && t->set.contests != NULL)
-    rc = snapshot_contests(t, dir, err, errlen);
+    rc = tally_snapshot_contests(t->set.contests, dir, err, errlen);
   if (rc == 0 && (*path = strdup(to)) == NULL) {
     tally_fmt(err, errlen, "out of memory");
     rc = TALLY_ENOMEM;
@@ -641,40 +601,13 @@ static void print_diag(const tally_diag_t *d) {
     fprintf(stderr, "tallyd: (%zu more errors not shown)\n", d->dropped);
 }
 
-/* Writes tallyd's pid and a newline to --pidfile, if set, and holds an
- * exclusive lock on it (flock) while tallyd runs, so that a second tallyd
- * given the same file refuses to start, and neither deletes the other's.
- * Returns 0, or -1 after logging why. */
+/* Writes tallyd's pid to --pidfile, if set, holding its lock while tallyd
+ * runs (daemon/pidfile.h). Returns 0, or -1 after logging why. */
 static int write_pidfile(tallyd_t *t) {
   if (t->set.pidfile == NULL)
     return 0;
-  int fd = open(t->set.pidfile, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    tally_log(&t->log, TALLY_LOG_ERROR, "pidfile", "%s: cannot open: %s",
-              t->set.pidfile, strerror(errno));
+  if (tally_pidfile_take(t->set.pidfile, &t->log, &t->pidfile_fd) != 0)
     return -1;
-  }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char other[32] = "";
-    ssize_t n = read(fd, other, sizeof(other) - 1);
-    other[n > 0 ? n : 0] = '\0';
-    other[strcspn(other, "\n")] = '\0';
-    tally_log(&t->log, TALLY_LOG_ERROR, "pidfile",
-              "%s: locked by another running tallyd (pid %s): give each "
-              "tallyd its own --pidfile",
-              t->set.pidfile, other[0] ? other : "unknown");
-    close(fd);
-    return -1;
-  }
-  char line[32];
-  int len = snprintf(line, sizeof(line), "%d\n", (int)getpid());
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)len, 0) != len) {
-    tally_log(&t->log, TALLY_LOG_ERROR, "pidfile", "%s: cannot write: %s",
-              t->set.pidfile, strerror(errno));
-    close(fd);
-    return -1;
-  }
-  t->pidfile_fd = fd;
   t->pidfile_written = true;
   return 0;
 }
