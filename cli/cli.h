@@ -105,6 +105,10 @@ typedef struct remote_s {
   char qprefix[200];
   char *jobs, *results, *dead;
   redisContext *c;
+  /* On a cluster, the node of a key outside the queue's slot (a global
+   * key), as its MOVED named it (remote_cmd). */
+  redisContext *aside;
+  bool cluster; /* remote_queues found a cluster */
 } remote_t;
 
 /* The connection (each is described where it is defined, in remote.c). */
@@ -112,6 +116,7 @@ void remote_init(remote_t *r);
 int remote_flag(remote_t *r, int argc, char **argv, int *i);
 int remote_url(remote_t *r);
 int remote_open(remote_t *r);
+int remote_open_queue(remote_t *r);
 /* Points r at queue q (its keys, and on a cluster its slot's master), at
  * contest's queue (--queue, else the queue tallyd published for it in
  * <p>:queues, else --default-queue), or names contest's queue into out.

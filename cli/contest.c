@@ -286,12 +286,12 @@ int cmd_rescore(int argc, char **argv) {
     tally_rescore_stats_t st;
     char err[1024];
     int code = tally_rescore_run(&o, &st, err, sizeof(err));
-    /* Through sentinels, a lost connection is most likely a failover: the
-     * run starts again (rescoring is safe to repeat) on the master they
-     * name, for two minutes at most. */
-    bool sentinels = strncmp(r.url, "sentinel://", 11) == 0;
+    /* Through sentinels or on a cluster, a lost connection is most likely
+     * a failover: the run starts again (rescoring is safe to repeat) on the
+     * master they name, for two minutes at most. */
+    bool failover = strncmp(r.url, "sentinel://", 11) == 0 || r.cluster;
     for (int again = 0;
-         code == TALLY_EIO && sentinels && again < 60 && !cli_stop_requested &&
+         code == TALLY_EIO && failover && again < 60 && !cli_stop_requested &&
          strstr(err, "another rescore holds") == NULL &&
          strstr(err, "interrupted") == NULL;
          again++) {
@@ -299,9 +299,9 @@ int cmd_rescore(int argc, char **argv) {
         fputc('\n', stderr);
       rc.drawn = false;
       fprintf(stderr,
-              "tally: rescore: %s; the sentinels may be moving the master: "
+              "tally: rescore: %s; %s may be moving the master: "
               "starting again in 2 s\n",
-              err);
+              err, r.cluster ? "the cluster" : "the sentinels");
       sleep(2);
       tally_rescore_stats_close(&st);
       tally_buf_reset(&rc.changes);

@@ -14,37 +14,52 @@
  * or a tallyd has its config (<p>:configured). Otherwise says so, naming
  * the known ones. */
 static bool contest_known(remote_t *r, const char *contest) {
-  redisReply *m =
-      remote_cmd(r, "SUNION %s:contests %s:configured", r->qprefix, r->prefix);
-  if (m == NULL || m->type != REDIS_REPLY_ARRAY) {
-    if (m != NULL)
-      freeReplyObject(m);
-    fprintf(stderr, "tally: cannot read the contests at %s\n", r->url);
-    return false;
+  /* Two reads, not one SUNION: on a cluster the queue's set and the
+   * global one live in different slots. */
+  redisReply *m[2] = {remote_cmd(r, "SMEMBERS %s:contests", r->qprefix), NULL};
+  if (m[0] != NULL && m[0]->type == REDIS_REPLY_ARRAY)
+    m[1] = remote_cmd(r, "SMEMBERS %s:configured", r->prefix);
+  bool read = m[1] != NULL && m[1]->type == REDIS_REPLY_ARRAY;
+  bool known = false;
+  size_t total = 0;
+  for (int s = 0; read && s < 2; s++) {
+    total += m[s]->elements;
+    for (size_t i = 0; i < m[s]->elements; i++)
+      known = known || (m[s]->element[i]->type == REDIS_REPLY_STRING &&
+                        strcmp(m[s]->element[i]->str, contest) == 0);
   }
-  for (size_t i = 0; i < m->elements; i++)
-    if (m->element[i]->type == REDIS_REPLY_STRING &&
-        strcmp(m->element[i]->str, contest) == 0) {
-      freeReplyObject(m);
-      return true;
-    }
-  char **names = calloc(m->elements + 1, sizeof(char *));
+  char **names = read && !known ? calloc(total + 1, sizeof(char *)) : NULL;
   size_t n = 0;
-  for (size_t i = 0; names != NULL && i < m->elements; i++)
-    if (m->element[i]->type == REDIS_REPLY_STRING)
-      names[n++] = m->element[i]->str;
-  if (names != NULL)
+  for (int s = 0; names != NULL && s < 2; s++)
+    for (size_t i = 0; i < m[s]->elements; i++)
+      if (m[s]->element[i]->type == REDIS_REPLY_STRING)
+        names[n++] = m[s]->element[i]->str;
+  if (names != NULL) {
+    /* Sorted, a contest in both sets once. */
     qsort(names, n, sizeof(char *), cli_cmp_str);
-  fprintf(stderr, "tally: no contest \"%s\" at %s; the contests are: ", contest,
-          r->url);
-  for (size_t i = 0; i < n && i < 20; i++)
-    fprintf(stderr, "%s\"%s\"", i > 0 ? ", " : "", names[i]);
-  if (n > 20)
-    fprintf(stderr, " and %zu more", n - 20);
-  fprintf(stderr, n == 0 ? "none yet\n" : "\n");
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+      if (kept == 0 || strcmp(names[kept - 1], names[i]) != 0)
+        names[kept++] = names[i];
+    n = kept;
+  }
+  if (!read) {
+    fprintf(stderr, "tally: cannot read the contests at %s\n", r->url);
+  } else if (!known) {
+    fprintf(stderr,
+            "tally: no contest \"%s\" at %s; the contests are: ", contest,
+            r->url);
+    for (size_t i = 0; i < n && i < 20; i++)
+      fprintf(stderr, "%s\"%s\"", i > 0 ? ", " : "", names[i]);
+    if (n > 20)
+      fprintf(stderr, " and %zu more", n - 20);
+    fprintf(stderr, n == 0 ? "none yet\n" : "\n");
+  }
   free(names);
-  freeReplyObject(m);
-  return false;
+  for (int s = 0; s < 2; s++)
+    if (m[s] != NULL)
+      freeReplyObject(m[s]);
+  return known;
 }
 
 /* The time now, in seconds since the epoch. */

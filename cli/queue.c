@@ -349,7 +349,7 @@ int cmd_status(int argc, char **argv) {
       goto bad_usage;
   }
   status_t st = {0};
-  int status = remote_open(&r);
+  int status = remote_open_queue(&r);
   if (status == 0)
     status = status_read(&r, &st);
   if (status == 0 && json) {
@@ -605,14 +605,14 @@ int cmd_results(int argc, char **argv) {
   if ((tasks != NULL || plugins != NULL) && submission == NULL)
     goto bad_usage;
   if (submission != NULL) {
-    int st = remote_open(&r);
+    int st = remote_open_queue(&r);
     if (st == 0)
       st = submission_result(&r, submission, plugins, tasks);
     remote_close(&r);
     return st;
   }
 
-  int status = remote_open(&r);
+  int status = remote_open_queue(&r);
   const char *key = dead ? r.dead : r.results;
   char id[128];
   if (status == 0 && strcmp(from, "$") == 0)

@@ -84,24 +84,44 @@ void remote_io_error(const remote_t *r) {
 void remote_close(remote_t *r) {
   if (r->c != NULL)
     redisFree(r->c);
+  if (r->aside != NULL)
+    redisFree(r->aside);
   free(r->url);
   free(r->jobs);
   free(r->results);
   free(r->dead);
-  r->c = NULL;
+  r->c = r->aside = NULL;
   r->url = r->jobs = r->results = r->dead = NULL;
 }
 
-/* Runs a command (hiredis format: each %s is one argument). Returns the
- * reply, which the caller frees, error replies included; on a connection
- * failure prints why and returns NULL. */
+/* Runs a command (hiredis format: each %s is one argument). On a
+ * cluster a key of another slot than the queue's (a global key such as
+ * <p>:freezes) is answered by the node its MOVED names, through r->aside.
+ * Returns the reply, which the caller frees, error replies included; on a
+ * connection failure prints why and returns NULL. */
 redisReply *remote_cmd(remote_t *r, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  redisReply *reply = redisvCommand(r->c, fmt, ap);
+  char *cmd = NULL;
+  int len = redisvFormatCommand(&cmd, fmt, ap);
   va_end(ap);
-  if (reply == NULL)
-    remote_io_error(r);
+  if (len < 0) {
+    fprintf(stderr, "tally: out of memory\n");
+    return NULL;
+  }
+  char err[1024];
+  tally_redis_url_t u;
+  redisReply *reply = NULL;
+  if (tally_redis_url_parse(&u, r->url, err, sizeof(err)) != 0) {
+    fprintf(stderr, "tally: bad Redis URL %s\n", err);
+  } else {
+    reply = tally_redis_run_sync(r->c, &r->aside, &u, cmd, (size_t)len,
+                                 TIMEOUT_MS, err, sizeof(err));
+    if (reply == NULL)
+      fprintf(stderr, "tally: %s\n", err);
+    tally_redis_url_free(&u);
+  }
+  redisFreeCommand(cmd);
   return reply;
 }
 
@@ -151,6 +171,13 @@ static int queue_keys(remote_t *r, const char *q) {
             "tally: \"%s\" is not a queue name: 1 to %d letters, digits, "
             "'-', '_' or '.'\n",
             q, TALLY_QUEUE_NAME_MAX);
+    return EXIT_CONFIG;
+  }
+  if (strpbrk(r->prefix, "{}") != NULL) {
+    fprintf(stderr,
+            "tally: --prefix %s: must not contain '{' or '}' (each queue's "
+            "keys carry their own Redis Cluster hash tag)\n",
+            r->prefix);
     return EXIT_CONFIG;
   }
   if (tally_queue_prefix(r->qprefix, sizeof(r->qprefix), r->prefix, q) != 0) {
@@ -222,7 +249,26 @@ int remote_queue_of(remote_t *r, const char *contest, char *out, size_t len) {
 int remote_use_contest(remote_t *r, const char *contest) {
   char q[TALLY_QUEUE_NAME_MAX + 1];
   int rc = remote_queue_of(r, contest, q, sizeof(q));
-  return rc != 0 ? rc : remote_use_queue(r, q);
+  if (rc != 0)
+    return rc;
+  /* A contest no tallyd published, on a cluster with no default queue
+   * given: unknown there, rather than in queue main. */
+  redisReply *x = r->queue == NULL && strcmp(q, TALLY_MAIN_QUEUE) == 0
+                      ? redisCommand(r->c, "CLUSTER SLOTS")
+                      : NULL;
+  bool cluster = x != NULL && !tally_slots_disabled(x);
+  if (x != NULL)
+    freeReplyObject(x);
+  if (cluster) {
+    fprintf(stderr,
+            "tally: no contest \"%s\" at %s: no tallyd has published its "
+            "queue in %s:queues (and queue " TALLY_MAIN_QUEUE
+            " cannot live on a cluster); give --queue for a contest tallyd "
+            "does not know\n",
+            contest, r->url, r->prefix);
+    return EXIT_CONFIG;
+  }
+  return remote_use_queue(r, q);
 }
 
 /* Works out the URL and key names, connects, and selects the database;
@@ -253,6 +299,16 @@ int remote_open(remote_t *r) {
   }
   /* A queue named: its slot's master on a cluster. */
   return r->queue != NULL ? remote_use_queue(r, r->queue) : 0;
+}
+
+/* remote_open, then for a command about one queue and no contest: the
+ * default queue when --queue is not given (on a cluster its slot's
+ * master, or the error that main cannot live there). */
+int remote_open_queue(remote_t *r) {
+  int status = remote_open(r);
+  if (status == 0 && r->queue == NULL)
+    status = remote_use_queue(r, r->default_queue);
+  return status;
 }
 
 /* The value after name in a flat array of names and values, as XINFO
@@ -293,26 +349,57 @@ int remote_queues(remote_t *r, tally_queues_t *q) {
     return EXIT_CONFIG;
   }
   redisContext *c = tally_redis_connect_sync(&u, TIMEOUT_MS, err, sizeof(err));
-  tally_redis_url_free(&u);
   if (c == NULL) {
+    tally_redis_url_free(&u);
     /* As a rescore that cannot connect says it. */
     fprintf(stderr, "tally: rescore: %s\n", err);
     return EXIT_JOB_FAILED;
   }
-  redisReply *x = redisCommand(c, "HVALS %s:queues", r->prefix);
+  redisReply *slots = redisCommand(c, "CLUSTER SLOTS");
+  r->cluster = slots != NULL && !tally_slots_disabled(slots) &&
+               slots->type == REDIS_REPLY_ARRAY;
+  if (slots != NULL)
+    freeReplyObject(slots);
+  /* On a cluster the hash is on the master its MOVED names. */
+  char *cmd = NULL;
+  int len = redisFormatCommand(&cmd, "HVALS %s:queues", r->prefix);
+  redisContext *aside = NULL;
+  redisReply *x = len < 0
+                      ? NULL
+                      : tally_redis_run_sync(c, &aside, &u, cmd, (size_t)len,
+                                             TIMEOUT_MS, err, sizeof(err));
+  redisFreeCommand(cmd);
+  if (aside != NULL)
+    redisFree(aside);
+  tally_redis_url_free(&u);
   /* The published queues as a list, each once (pick drops repeats). */
   tally_buf_t list;
   tally_buf_init(&list);
-  tally_buf_puts(&list, r->default_queue);
+  /* Queue main has no hash tag, so no keys on a cluster: not a queue
+   * there. */
+  bool main_out = r->cluster && strcmp(r->default_queue, TALLY_MAIN_QUEUE) == 0;
+  if (!main_out)
+    tally_buf_puts(&list, r->default_queue);
   for (size_t i = 0;
        x != NULL && x->type == REDIS_REPLY_ARRAY && i < x->elements; i++)
     if (x->element[i]->type == REDIS_REPLY_STRING &&
-        tally_queue_name_ok(x->element[i]->str)) {
-      tally_buf_putc(&list, ',');
+        tally_queue_name_ok(x->element[i]->str) &&
+        !(r->cluster && strcmp(x->element[i]->str, TALLY_MAIN_QUEUE) == 0)) {
+      if (list.len > 0)
+        tally_buf_putc(&list, ',');
       tally_buf_puts(&list, x->element[i]->str);
     }
   freeReplyObject(x);
   redisFree(c);
+  if (!list.oom && list.len == 0) {
+    tally_buf_close(&list);
+    fprintf(stderr,
+            "tally: Redis at %s is a cluster, where queue " TALLY_MAIN_QUEUE
+            " cannot live, and no tallyd has published a contest's queue "
+            "there yet: give --queue or --default-queue\n",
+            r->url);
+    return EXIT_CONFIG;
+  }
   int rc = list.oom ? TALLY_ENOMEM
                     : tally_queues_pick(q, list.data, r->default_queue, NULL);
   tally_buf_close(&list);

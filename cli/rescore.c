@@ -5,6 +5,7 @@
 #include "engine/engine.h"
 #include "redis/redis.h"
 #include "redis/scripts.h"
+#include "redis/slots.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -55,8 +56,9 @@ int tally__rs_fail(char *err, size_t errlen, int code, const char *fmt, ...) {
   return code;
 }
 
-redisContext *tally_rescore_connect(const char *url, uint64_t timeout_ms,
-                                    char *err, size_t errlen) {
+redisContext *tally_rescore_connect(const char *url, const char *prefix,
+                                    uint64_t timeout_ms, char *err,
+                                    size_t errlen) {
   char why[1024];
   tally_redis_url_t u;
   if (tally_redis_url_parse(&u, url, why, sizeof(why)) != 0) {
@@ -64,6 +66,17 @@ redisContext *tally_rescore_connect(const char *url, uint64_t timeout_ms,
     return NULL;
   }
   redisContext *c = tally_redis_connect_sync(&u, timeout_ms, why, sizeof(why));
+  /* On a cluster, the master of the queue's slot (every key of the queue
+   * has its hash tag). */
+  char jobs[300];
+  snprintf(jobs, sizeof(jobs), "%s:jobs", prefix);
+  bool cluster;
+  if (c != NULL &&
+      tally_redis_slot_sync(&c, &u, tally_key_slot(jobs, strlen(jobs)),
+                            timeout_ms, &cluster, why, sizeof(why)) != 0) {
+    redisFree(c);
+    c = NULL;
+  }
   tally_redis_url_free(&u);
   if (c == NULL)
     tally__rs_fail(err, errlen, 0, "%s", why);
@@ -728,7 +741,8 @@ static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
     tally_buf_init(&w->sum);
     if ((w->seen = calloc(o->tasks->count + 1, sizeof(bool))) == NULL)
       return tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
-    if ((w->c = tally_rescore_connect(o->url, TIMEOUT_MS, err, errlen)) == NULL)
+    if ((w->c = tally_rescore_connect(o->url, o->prefix, TIMEOUT_MS, err,
+                                      errlen)) == NULL)
       return TALLY_EIO;
   }
   return 0;
@@ -859,8 +873,8 @@ int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
   snprintf(run->progress_key, sizeof(run->progress_key), "%s:rescore",
            o->prefix);
   int rc = check_opts(o, err, errlen);
-  if (rc == 0 && (run->ctl = tally_rescore_connect(o->url, TIMEOUT_MS, err,
-                                                   errlen)) == NULL)
+  if (rc == 0 && (run->ctl = tally_rescore_connect(
+                      o->url, o->prefix, TIMEOUT_MS, err, errlen)) == NULL)
     rc = TALLY_EIO;
   if (rc == 0 && !o->dry_run)
     rc = load_script(run, err, errlen);

@@ -103,9 +103,12 @@ int tally_rescore_run(const tally_rescore_opts_t *o, tally_rescore_stats_t *st,
 void tally_rescore_stats_close(tally_rescore_stats_t *st);
 
 /* Connects to url (with SELECT of its database), with a timeout of
- * timeout_ms on connecting and on every command. Returns the context, or
- * NULL with err naming the URL and the cause. Free it with redisFree. */
-struct redisContext *tally_rescore_connect(const char *url, uint64_t timeout_ms,
-                                           char *err, size_t errlen);
+ * timeout_ms on connecting and on every command; on a cluster, to the
+ * master of the slot of the queue whose keys start with prefix. Returns
+ * the context, or NULL with err naming the URL and the cause. Free it with
+ * redisFree. */
+struct redisContext *tally_rescore_connect(const char *url, const char *prefix,
+                                           uint64_t timeout_ms, char *err,
+                                           size_t errlen);
 
 #endif

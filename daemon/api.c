@@ -150,7 +150,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
     t->pace.data = t;
   }
   tally_queues_free(&queues);
-  a->tail_known = false;
+  a->tail_known = a->contests_known = false;
   a->sses = NULL;
   a->nsses = 0;
   a->sse_events = a->sse_dropped = 0;

@@ -83,6 +83,9 @@ struct tally_api_s {
   tally_api_tail_t *tails;
   size_t ntails;
   bool tail_known; /* atomic, for /readyz: every tail's id has been read */
+  /* atomic, for /readyz: the configured contests (and their queues) have
+   * been published once, so that tally submit finds where their jobs go. */
+  bool contests_known;
   tally_sse_t *sses;
   /* For /metrics, read from the main loop: atomic. The streams open,
    * the events written to them (one per stream), and the streams ended

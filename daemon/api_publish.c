@@ -67,8 +67,10 @@ static void on_published(tally_cluster_t *k, redisReply *reply, void *priv) {
     a->publish_ok = false;
   if (--a->publish_wait > 0)
     return;
-  if (a->publish_ok)
+  if (a->publish_ok) {
     a->published = a->publishing;
+    __atomic_store_n(&a->contests_known, true, __ATOMIC_RELEASE);
+  }
   a->publishing = 0;
 }
 
@@ -86,6 +88,8 @@ static void put_seconds(tally_buf_t *b, double v) {
  * know its freeze: on every connect, and after a reload. */
 void tally__api_publish_configured(tally_api_t *a) {
   const tally_contestset_t *cs = a->contests;
+  if (cs == NULL || cs->count == 0)
+    __atomic_store_n(&a->contests_known, true, __ATOMIC_RELEASE);
   if (a->closing || a->publishing != 0 || cs == NULL || cs->count == 0 ||
       a->contests_gen == a->published)
     return;

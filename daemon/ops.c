@@ -310,6 +310,13 @@ bool tally_ops_ready(const tally_ops_t *o, char *why, size_t whylen) {
              "the results API has not yet read where the event stream ends");
     return false;
   }
+  if (o->api != NULL &&
+      !__atomic_load_n(&o->api->contests_known, __ATOMIC_ACQUIRE)) {
+    snprintf(why, whylen,
+             "the results API has not yet published the configured contests "
+             "and their queues");
+    return false;
+  }
   return true;
 }
 

@@ -107,6 +107,21 @@ int tally_redis_slot_sync(redisContext **c, const tally_redis_url_t *u,
                           unsigned slot, uint64_t timeout_ms, bool *cluster,
                           char *err, size_t errlen);
 
+/* How many MOVED or ASK redirections one command follows. */
+#define TALLY_REDIRECT_HOPS 5
+
+/* Runs the formatted command cmd (redisFormatCommand) on c. On a
+ * cluster's MOVED or ASK the command runs again on the node named
+ * (ASKING first for ASK), through *aside: a connection with u's login,
+ * kept for the next command while it names the same node, replaced when
+ * another is named (the caller frees it). Returns the reply (error
+ * replies included), or NULL with err naming the server and the cause
+ * when a connection failed. */
+redisReply *tally_redis_run_sync(redisContext *c, redisContext **aside,
+                                 const tally_redis_url_t *u, const char *cmd,
+                                 size_t len, uint64_t timeout_ms, char *err,
+                                 size_t errlen);
+
 /* A command's callback. reply is NULL when the command failed: the
  * connection dropped, or the watchdog fired; r->why says which. A reply is
  * valid only during the callback. */

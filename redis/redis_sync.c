@@ -208,3 +208,66 @@ int tally_redis_slot_sync(redisContext **c, const tally_redis_url_t *u,
   *c = n;
   return 0;
 }
+
+/* Sends the formatted command cmd on c and reads its reply; NULL when the
+ * connection failed. */
+static redisReply *run_on(redisContext *c, const char *cmd, size_t len) {
+  void *reply = NULL;
+  if (redisAppendFormattedCommand(c, cmd, len) != REDIS_OK ||
+      redisGetReply(c, &reply) != REDIS_OK)
+    return NULL;
+  return reply;
+}
+
+redisReply *tally_redis_run_sync(redisContext *c, redisContext **aside,
+                                 const tally_redis_url_t *u, const char *cmd,
+                                 size_t len, uint64_t timeout_ms, char *err,
+                                 size_t errlen) {
+  redisReply *reply = run_on(c, cmd, len);
+  if (reply == NULL)
+    snprintf(err, errlen, "Redis at %s: %s", u->display,
+             c->errstr[0] ? c->errstr : "connection lost");
+  for (int hops = 0; reply != NULL && reply->type == REDIS_REPLY_ERROR &&
+                     hops < TALLY_REDIRECT_HOPS;
+       hops++) {
+    bool ask;
+    unsigned slot;
+    char host[64];
+    int port;
+    if (!tally_redirect_parse(reply->str, reply->len, &ask, &slot, host, &port))
+      break;
+    freeReplyObject(reply);
+    reply = NULL;
+    redisContext *a = *aside;
+    if (a != NULL &&
+        !(a->connection_type == REDIS_CONN_TCP && a->tcp.host != NULL &&
+          strcmp(a->tcp.host, host) == 0 && a->tcp.port == port)) {
+      redisFree(a);
+      a = *aside = NULL;
+    }
+    if (a == NULL) {
+      tally_redis_url_t there = *u;
+      there.host = host;
+      there.port = port;
+      there.path = NULL;
+      there.nsentinels = 0;
+      if ((a = *aside = tally_redis_connect_sync(&there, timeout_ms, err,
+                                                 errlen)) == NULL)
+        return NULL;
+    }
+    if (ask) {
+      redisReply *ok = redisCommand(a, "ASKING");
+      bool fine = ok != NULL && ok->type != REDIS_REPLY_ERROR;
+      if (ok != NULL)
+        freeReplyObject(ok);
+      if (!fine) {
+        snprintf(err, errlen, "Redis at %s:%d: ASKING refused", host, port);
+        return NULL;
+      }
+    }
+    if ((reply = run_on(a, cmd, len)) == NULL)
+      snprintf(err, errlen, "Redis at %s:%d: %s", host, port,
+               a->errstr[0] ? a->errstr : "connection lost");
+  }
+  return reply;
+}

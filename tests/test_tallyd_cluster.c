@@ -7,6 +7,7 @@
  * equal those of one server scoring the same jobs. */
 #include "cli_fixture.h"
 #include "cluster_fixture.h"
+#include "config/jsonw.h"
 #include "redis/slots.h"
 #include "redis_fixture.h"
 #include "tallyd_fixture.h"
@@ -368,4 +369,191 @@ Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
   redisFree(c);
   td_kill(&single);
   tr_redis_stop(&one);
+}
+
+/* A tally command's run, asserted to exit with want. */
+static tc_run_t cli_ok(const char *const *args, int want) {
+  tc_run_t t = tc_run(args, NULL, NULL);
+  cr_expect_eq(t.status, want, "tally %s %s: exit %d: %s%s", args[0],
+               args[1] ? args[1] : "", t.status, t.out, t.err);
+  return t;
+}
+
+/* The sum of a ranking's scores, read from its slot's master. */
+static double ranking_sum(int q) {
+  char key[64];
+  snprintf(key, sizeof(key), "tally:{q%d}:{c%d}:ranking", q, q);
+  redisReply *r = on_queue(q, "ZRANGE %s 0 -1 WITHSCORES", key);
+  cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY, "%s", key);
+  double sum = 0;
+  for (size_t i = 1; i < r->elements; i += 2)
+    sum += strtod(r->element[i]->str, NULL);
+  freeReplyObject(r);
+  return sum;
+}
+
+/* Every command of the tally CLI against a cluster, given any node's
+ * URL: submit routes each job to its contest's queue on its slot's
+ * master; status and results read one queue; ranking, report, contest
+ * and token mix a queue's keys with global ones (freezes, the secret,
+ * <p>:queues) that live on other masters; rescore goes over every
+ * queue. */
+Test(tallyd_cluster, every_cli_command_on_a_cluster) {
+  const char *args[] = {"--tasks", tasks, "--default-queue", "q1", NULL};
+  snprintf(as_server.url, sizeof(as_server.url), "%s", kc.url);
+  cr_assert_eq(td_start(&daemons[0], &as_server, "t0", args, NULL), 0);
+  int port = td_http_port(&daemons[0]);
+  int status = 0;
+  for (int k = 0; k < 300 && status != 200; k++) {
+    td_http_t h = td_http(kc.dir, port, "/readyz", "");
+    status = h.status;
+    free(h.body);
+    if (status != 200)
+      usleep(100000);
+  }
+  TD_REQUIRE(&daemons[0], status == 200, "not ready on the cluster");
+
+  char cwd[64];
+  tc_setup(cwd, sizeof(cwd), "cluster-cli");
+  tally_buf_t jobs;
+  tally_buf_init(&jobs);
+  for (int k = 0; k < 10; k++)
+    for (int q = 1; q <= NQ; q++) {
+      char job[300];
+      job_text(q, k, job, sizeof(job));
+      tally_buf_puts(&jobs, job);
+      tally_buf_putc(&jobs, '\n');
+    }
+  tc_write_file("jobs.jsonl", jobs.data);
+  tally_buf_close(&jobs);
+  const char *sub[] = {
+      "submit", "--redis",           kc.url, "--ids", "--wait-replicas",
+      "1",      tc_at("jobs.jsonl"), NULL};
+  tc_run_t t = cli_ok(sub, 0);
+  cr_expect(strstr(t.err, "submitted 60 jobs (0 rejected)") != NULL, "%s",
+            t.err);
+  char *lines[80];
+  cr_expect_eq(tc_lines_of(t.out, lines, 80), 60, "one ID a job");
+  tc_run_free(&t);
+  for (int q = 1; q <= NQ; q++) {
+    char key[64];
+    snprintf(key, sizeof(key), "tally:{q%d}:results", q);
+    long long n = 0;
+    for (int i = 0; i < 300 && n < 10; i++) {
+      redisReply *r = on_queue(q, "XLEN %s", key);
+      n = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+      freeReplyObject(r);
+      if (n < 10)
+        usleep(100000);
+    }
+    if (n != 10) {
+      snprintf(key, sizeof(key), "tally:{q%d}:jobs", q);
+      redisReply *r = on_queue(q, "XLEN %s", key);
+      fprintf(stderr, "DEBUG jobs %lld\n", r ? r->integer : -1);
+      snprintf(key, sizeof(key), "tally:{q%d}:dead", q);
+      r = on_queue(q, "XRANGE %s - +", key);
+      fprintf(stderr, "DEBUG dead %zu %s\n", r ? r->elements : 0,
+              r && r->elements ? r->element[0]->element[1]->element[3]->str
+                               : "");
+      td_log_dump(&daemons[0]);
+    }
+    TD_REQUIRE(&daemons[0], n == 10, "q%d: %lld results of 10", q, n);
+  }
+
+  /* One queue's streams: main cannot be one on a cluster. */
+  const char *st_main[] = {"status", "--redis", kc.url, NULL};
+  t = cli_ok(st_main, 2);
+  cr_expect(strstr(t.err, "cannot live") != NULL, "%s", t.err);
+  tc_run_free(&t);
+  const char *st[] = {"status", "--redis", kc.url, "--default-queue",
+                      "q4",     "--json",  NULL};
+  t = cli_ok(st, 0);
+  cr_expect(strstr(t.out, "\"queue\":\"q4\"") != NULL, "%s", t.out);
+  tc_run_free(&t);
+  const char *res[] = {"results", "--redis",     kc.url, "--queue",
+                       "q5",      "--from",      "0",    "--count",
+                       "3",       "--no-follow", NULL};
+  t = cli_ok(res, 0);
+  cr_expect_eq(tc_lines_of(t.out, lines, 80), 3, "%s", t.out);
+  tc_run_free(&t);
+
+  /* A contest's commands find its queue in <p>:queues. */
+  const char *rk[] = {"ranking", "--redis", kc.url, "--contest",
+                      "c5",      "--json",  NULL};
+  t = cli_ok(rk, 0);
+  cr_expect(strstr(t.out, "\"p6\"") != NULL, "%s", t.out);
+  tc_run_free(&t);
+  const char *fr[] = {"contest", "freeze", "--redis", kc.url, "c5", NULL};
+  t = cli_ok(fr, 0);
+  tc_run_free(&t);
+  const char *sh[] = {"contest", "show", "--redis", kc.url, "c5", NULL};
+  t = cli_ok(sh, 0);
+  cr_expect(strstr(t.out, "is frozen since") != NULL, "%s", t.out);
+  tc_run_free(&t);
+  const char *pub[] = {"ranking", "--redis",  kc.url,   "--contest",
+                       "c5",      "--public", "--json", NULL};
+  t = cli_ok(pub, 0);
+  cr_expect(strstr(t.out, "\"frozen\":true") != NULL, "%s", t.out);
+  tc_run_free(&t);
+  const char *unfr[] = {"contest", "unfreeze", "--redis", kc.url, "c5", NULL};
+  t = cli_ok(unfr, 0);
+  tc_run_free(&t);
+  const char *nosuch[] = {"contest", "show", "--redis", kc.url, "c9", NULL};
+  t = tc_run(nosuch, NULL, NULL);
+  cr_expect_neq(t.status, 0);
+  cr_expect(strstr(t.err, "no contest \"c9\"") != NULL, "%s", t.err);
+  tc_run_free(&t);
+  const char *rep[] = {"report", "--redis", kc.url, "--contest",
+                       "c3",     "--json",  NULL};
+  t = cli_ok(rep, 0);
+  tc_run_free(&t);
+
+  /* A participant's token opens their endpoint on the cluster. */
+  const char *tok[] = {"token", "--redis", kc.url, "--participant", "p2", NULL};
+  t = cli_ok(tok, 0);
+  char bearer[200];
+  snprintf(bearer, sizeof(bearer), "-H 'Authorization: Bearer %.*s'",
+           (int)strcspn(t.out, "\n"), t.out);
+  tc_run_free(&t);
+  td_http_t h = {0};
+  for (int k = 0; k < 50 && h.status != 200; k++) {
+    free(h.body);
+    h = td_http(kc.dir, port, "/api/contests/c6/participants/p2", bearer);
+    if (h.status != 200)
+      usleep(200000); /* the API reads the secret again every second */
+  }
+  cr_expect_eq(h.status, 200, "%s", h.body);
+  free(h.body);
+
+  /* A rescore over every queue, each on its master: the task's maximum
+   * doubled doubles every ranking. */
+  double before[NQ + 1];
+  for (int q = 1; q <= NQ; q++)
+    before[q] = ranking_sum(q);
+  char path[600];
+  snprintf(path, sizeof(path), "%s/sum.json", tasks);
+  char *text = tc_slurp(path);
+  char *at = strstr(text, "10.5");
+  cr_assert_not_null(at);
+  memcpy(at, "21.0", 4);
+  put("sum.json", text);
+  free(text);
+  const char *rs[] = {"rescore", "--redis", kc.url, "--tasks",
+                      tasks,     "--task",  "sum",  NULL};
+  t = cli_ok(rs, 0);
+  for (int q = 1; q <= NQ; q++) {
+    char said[32];
+    snprintf(said, sizeof(said), "queue q%d:", q);
+    cr_expect(strstr(t.err, said) != NULL, "%s", t.err);
+  }
+  cr_expect(strstr(t.err, "queue main") == NULL, "%s", t.err);
+  tc_run_free(&t);
+  for (int q = 1; q <= NQ; q++) {
+    cr_expect(before[q] > 0, "q%d", q);
+    /* Each task score rounded to one decimal. */
+    double after = ranking_sum(q);
+    cr_expect_float_eq(after, 2 * before[q], 0.5, "q%d: %g then %g", q,
+                       before[q], after);
+  }
+  tc_teardown();
 }
