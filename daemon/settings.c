@@ -377,6 +377,11 @@ static const char *set_name(const setting_t *k, const value_t *v, parse_t *p,
   for (const char *c = v->text; *c; c++)
     if ((unsigned char)*c <= ' ' || *c == 0x7f)
       return "must not contain spaces or control characters";
+  /* A brace in the prefix would make the first hash tag of every key:
+   * on a cluster, every queue in one slot. */
+  if (k->offset == AT(prefix) && strpbrk(v->text, "{}") != NULL)
+    return "must not contain '{' or '}' (each queue's keys carry their own "
+           "Redis Cluster hash tag)";
   return store_string(k, strdup(v->text), p);
 }
 

@@ -564,6 +564,14 @@ Test(settings, names_bad_flag_strings_and_enums) {
       "--log-level=verbose", "--redis", "localhost", "--prefix", "a\tb");
 }
 
+/* A brace in the prefix would be every key's hash tag: one slot for all
+ * queues on a cluster. */
+Test(settings, refuses_a_hash_tag_in_the_prefix) {
+  EXPECT_ERRORS("--prefix: must not contain '{' or '}' (each queue's keys "
+                "carry their own Redis Cluster hash tag)",
+                "--tasks", "t", "--prefix", "t{x}");
+}
+
 Test(settings, requires_tasks) {
   cr_expect_eq(parse_argv((char *[]){"tallyd", NULL}), TALLY_ECONFIG);
   cr_expect_str_eq(errors(),

@@ -413,6 +413,13 @@ Test(tallyd_cluster, every_cli_command_on_a_cluster) {
   }
   TD_REQUIRE(&daemons[0], status == 200, "not ready on the cluster");
 
+  /* A named queue's contest channel is a shard channel, on the master of
+   * the queue's slot. */
+  int owner = tk_owner(&kc, slot_of(3));
+  redisContext *shard = owner >= 0 ? tk_connect(&kc, owner) : NULL;
+  cr_assert_not_null(shard);
+  freeReplyObject(redisCommand(shard, "SSUBSCRIBE tally:{q3}:{c3}:events"));
+
   char cwd[64];
   tc_setup(cwd, sizeof(cwd), "cluster-cli");
   tally_buf_t jobs;
@@ -459,6 +466,29 @@ Test(tallyd_cluster, every_cli_command_on_a_cluster) {
     }
     TD_REQUIRE(&daemons[0], n == 10, "q%d: %lld results of 10", q, n);
   }
+
+  /* Each of c3's ten score events came on its channel. */
+  int events = 0;
+  for (;;) {
+    void *m = NULL;
+    if (redisGetReply(shard, &m) != REDIS_OK)
+      break;
+    redisReply *e = m;
+    if (e->type == REDIS_REPLY_ARRAY && e->elements == 3 &&
+        strcmp(e->element[0]->str, "smessage") == 0) {
+      cr_expect_str_eq(e->element[1]->str, "tally:{q3}:{c3}:events");
+      cr_expect(strstr(e->element[2]->str, "\"contest\":\"c3\"") != NULL, "%s",
+                e->element[2]->str);
+      events++;
+    }
+    freeReplyObject(e);
+    if (events == 10)
+      break;
+  }
+  if (events != 10)
+    td_log_dump(&daemons[0]);
+  cr_expect_eq(events, 10, "c3's events on its shard channel");
+  redisFree(shard);
 
   /* One queue's streams: main cannot be one on a cluster. */
   const char *st_main[] = {"status", "--redis", kc.url, NULL};

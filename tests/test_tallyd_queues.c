@@ -93,6 +93,11 @@ static void start(const char *const *more) {
 }
 
 Test(tallyd_queues, each_contest_in_its_queue_and_a_stray_job_dead_lettered) {
+  /* A named queue's contest channel is a shard channel, main's a plain
+   * one, on one server too. */
+  redisContext *shard = td_connect(&server), *plain = td_connect(&server);
+  freeReplyObject(redisCommand(shard, "SSUBSCRIBE tally:{q1}:{c1}:events"));
+  freeReplyObject(redisCommand(plain, "SUBSCRIBE tally:{default}:events"));
   start(NULL);
   TD_REQUIRE(&daemon_, td_log_has(&daemon_, "queues main,q1,q2"),
              "the default queues are main and those the configs name");
@@ -127,6 +132,18 @@ Test(tallyd_queues, each_contest_in_its_queue_and_a_stray_job_dead_lettered) {
   cr_expect_eq(exists("tally:submission:a"), 0);
   cr_expect_eq(td_xlen(c, "tally:dead"), 0);
   cr_expect_eq(td_xlen(c, "tally:{q1}:dead"), 0);
+  const char *kinds[] = {"smessage", "message"};
+  redisContext *subs[] = {shard, plain};
+  for (int k = 0; k < 2; k++) {
+    void *m = NULL;
+    cr_assert_eq(redisGetReply(subs[k], &m), REDIS_OK, "no %s", kinds[k]);
+    redisReply *e = m;
+    cr_expect(e->type == REDIS_REPLY_ARRAY && e->elements == 3 &&
+                  strcmp(e->element[0]->str, kinds[k]) == 0,
+              "a %s", kinds[k]);
+    freeReplyObject(e);
+    redisFree(subs[k]);
+  }
 
   int port = td_http_port(&daemon_);
   td_http_t m = td_http(server.dir, port, "/metrics", "");

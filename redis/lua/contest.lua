@@ -8,6 +8,18 @@ local P = ''
 -- Tokens kept per participant for submissions not scored yet.
 local MAX_PENDING_TOKENS = 100 -- luacheck: no unused (used by post only)
 
+-- Publishes msg on a contest's channel: for a named queue (whose prefix
+-- ends with its hash tag; a --prefix has no braces) a shard channel
+-- (SPUBLISH, read with SSUBSCRIBE), which on a cluster stays on the
+-- queue's shard; for queue main a plain one (PUBLISH), as before queues.
+local function send_event(channel, msg)
+  if string.sub(P, -1) == '}' then
+    redis.call('SPUBLISH', channel, msg)
+  else
+    redis.call('PUBLISH', channel, msg)
+  end
+end
+
 -- enc(x) of docs/contest.md: '%' -> %25, ':' -> %3A.
 local function enc(x)
   if not string.find(x, '[%%:]') then return x end
@@ -731,7 +743,7 @@ end
 local function announce()
   for _, e in ipairs(rating_events) do
     redis.call('XADD', P .. ':public', '*', 'event', e.ev)
-    redis.call('PUBLISH', cbase(e.c) .. ':events', e.ev)
+    send_event(cbase(e.c) .. ':events', e.ev)
   end
   rating_events = {}
 end
@@ -887,5 +899,5 @@ local function publish(typ, d, S, tok, view, ts)
   else
     redis.call('XADD', P .. ':public', '*', 'event', ev)
   end
-  redis.call('PUBLISH', cbase(d.c) .. ':events', ev)
+  send_event(cbase(d.c) .. ':events', ev)
 end
