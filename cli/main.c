@@ -45,6 +45,7 @@ static const cli_command_t commands[] = {
      "                     [--confidence 0.95] [--by category] "
      "[--refusals FILE]\n"
      "                     [--json | --html FILE]"},
+    {"migrate", cmd_migrate, "migrate [REDIS] --to-queue Q [--dry-run]"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -97,7 +98,11 @@ static const char notes[] =
     "       intervals (--bootstrap resamples, default 10000, seeded by "
     "--seed,\n"
     "       default 42), categories and failures; --results scores job files\n"
-    "       offline; --refusals replaces the refusal phrases (one a line)\n";
+    "       offline; --refusals replaces the refusal phrases (one a line)\n"
+    "migrate: moves queue main's keys (the layout of before queues) into\n"
+    "       queue Q on the same server, for a move to a Redis Cluster; run\n"
+    "       it with every tallyd stopped, then give the contests \"queue\": "
+    "Q\n";
 
 void cli_usage(FILE *f) {
   for (size_t i = 0; i < NCOMMANDS; i++)
