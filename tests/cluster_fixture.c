@@ -295,3 +295,54 @@ int tk_migration_end(tk_cluster_t *k, unsigned slot, int to) {
   }
   return rc;
 }
+
+pid_t tk_reshard_start(tk_cluster_t *k, unsigned slot, int from, int to) {
+  /* redis-cli takes a source's slots in ascending order: as many as it
+   * owns up to slot, so that slot is the last one moved. */
+  redisReply *r = on_node(k, from, "CLUSTER SLOTS");
+  long count = 0;
+  for (size_t i = 0;
+       r != NULL && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+    const redisReply *e = r->element[i];
+    long lo = (long)e->element[0]->integer, hi = (long)e->element[1]->integer;
+    if (e->element[2]->element[1]->integer != k->nodes[from].port ||
+        lo > (long)slot)
+      continue;
+    count += (hi < (long)slot ? hi : (long)slot) - lo + 1;
+  }
+  freeReplyObject(r);
+  if (count == 0) {
+    fprintf(stderr, "cluster: node %d does not serve slot %u\n", from, slot);
+    return -1;
+  }
+  char node[32], slots[16], log[300];
+  snprintf(node, sizeof(node), "127.0.0.1:%d", k->nodes[from].port);
+  snprintf(slots, sizeof(slots), "%ld", count);
+  snprintf(log, sizeof(log), "%s/reshard.log", k->dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE *f = freopen(log, "a", stdout);
+    (void)f;
+    dup2(STDOUT_FILENO, STDERR_FILENO);
+    execlp("redis-cli", "redis-cli", "--cluster", "reshard", node,
+           "--cluster-from", k->nodes[from].id, "--cluster-to", k->nodes[to].id,
+           "--cluster-slots", slots, "--cluster-yes", "--cluster-pipeline",
+           "10", (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
+int tk_reshard_wait(tk_cluster_t *k, pid_t pid, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 50) {
+    int status;
+    if (waitpid(pid, &status, WNOHANG) == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    sleep_ms(50);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  fprintf(stderr, "cluster: redis-cli --cluster reshard did not end (%s)\n",
+          k->dir);
+  return -1;
+}

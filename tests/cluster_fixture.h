@@ -57,4 +57,12 @@ int tk_migration_move(tk_cluster_t *k, unsigned slot, int from, int to,
                       int count);
 int tk_migration_end(tk_cluster_t *k, unsigned slot, int to);
 
+/* redis-cli --cluster reshard from node from to node to, started in the
+ * background, moving from's slots up to slot (so slot last), its output
+ * in the folder's reshard.log. Returns its pid, or -1. tk_reshard_wait
+ * waits up to timeout_ms for it and returns its exit status (-1 after
+ * killing it at the timeout). */
+pid_t tk_reshard_start(tk_cluster_t *k, unsigned slot, int from, int to);
+int tk_reshard_wait(tk_cluster_t *k, pid_t pid, int timeout_ms);
+
 #endif

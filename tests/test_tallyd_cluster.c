@@ -2,9 +2,11 @@
  * six queues (one contest each), three tallyd processes given each a
  * different node and nothing else about the cluster. Under a load of
  * jobs a master is SIGKILLed and its replica takes over; a queue's slot
- * is migrated key by key while its jobs flow. Every job ends with
- * exactly one outcome, a result, nothing stays pending, and the rankings
- * equal those of one server scoring the same jobs. */
+ * is migrated key by key while its jobs flow, then another's by
+ * redis-cli --cluster reshard (with thousands of slots around it).
+ * Every job ends with exactly one outcome, a result, nothing stays
+ * pending, and the rankings equal those of one server scoring the same
+ * jobs. */
 #include "cli_fixture.h"
 #include "cluster_fixture.h"
 #include "config/jsonw.h"
@@ -20,7 +22,7 @@
 
 #define NQ 6
 #define PER_ROUND 40 /* jobs per queue per round */
-#define ROUNDS 3
+#define ROUNDS 4
 
 static tk_cluster_t kc;
 static bool have_cluster;
@@ -30,6 +32,8 @@ static char tasks[512];
 /* Every job pushed, by queue. */
 static char ids[NQ][PER_ROUND * ROUNDS][64];
 static size_t nids[NQ];
+/* The master of each queue's slot as last found, plus one (0: not yet). */
+static int owner_of[NQ + 1];
 
 static void put(const char *name, const char *text) {
   td_put(tasks, name, text);
@@ -37,6 +41,7 @@ static void put(const char *name, const char *text) {
 
 static void setup(void) {
   memset(daemons, 0, sizeof(daemons));
+  memset(owner_of, 0, sizeof(owner_of));
   memset(nids, 0, sizeof(nids));
   cr_assert_eq(tk_start(&kc, 3, 1), 0, "the cluster did not start");
   have_cluster = true;
@@ -92,28 +97,79 @@ static void job_text(int q, int k, char *job, size_t len) {
            q, k, k % 7, q, k, k % 2 ? "0.5" : "1", k % 3 == 0);
 }
 
+/* XADD of job to queue q's stream on the master of its slot, following
+ * a migration under way (ASK: the importing node; MOVED, TRYAGAIN: the
+ * owner again, a moment later). The new id goes to id (64 bytes). */
+static void xadd(int q, const char *job, char *id) {
+  char key[64];
+  jobs_key(q, key, sizeof(key));
+  char why[300] = "no master";
+  for (int attempt = 0; attempt < 200; attempt++) {
+    if (attempt > 0 || owner_of[q] == 0)
+      owner_of[q] = 1 + tk_owner(&kc, slot_of(q));
+    int node = owner_of[q] - 1;
+    bool ask = false;
+    for (int hop = 0; hop < 2 && node >= 0; hop++) {
+      redisContext *c = tk_connect(&kc, node);
+      if (c == NULL)
+        break;
+      if (ask)
+        freeReplyObject(redisCommand(c, "ASKING"));
+      redisReply *r = redisCommand(c, "XADD %s * job %s", key, job);
+      bool done = r != NULL && r->type == REDIS_REPLY_STRING;
+      if (done)
+        snprintf(id, 64, "%s", r->str);
+      snprintf(why, sizeof(why), "%s", r && r->str ? r->str : "no reply");
+      char host[64];
+      int port = 0;
+      ask = r != NULL && r->type == REDIS_REPLY_ERROR &&
+            sscanf(r->str, "ASK %*u %63[^:]:%d", host, &port) == 2;
+      node = -1;
+      for (int i = 0; ask && i < kc.n; i++)
+        if (kc.nodes[i].port == port)
+          node = i;
+      freeReplyObject(r);
+      redisFree(c);
+      if (done)
+        return;
+    }
+    usleep(50000);
+  }
+  cr_assert_fail("XADD %s: %s", key, why);
+}
+
 /* Pushes PER_ROUND jobs to each queue. */
 static void push_round(int round) {
   for (int q = 1; q <= NQ; q++) {
-    char key[64];
-    jobs_key(q, key, sizeof(key));
-    int owner = tk_owner(&kc, slot_of(q));
-    redisContext *c = tk_connect(&kc, owner);
-    cr_assert_not_null(c, "no master for q%d", q);
     for (int i = 0; i < PER_ROUND; i++) {
       char job[300];
       job_text(q, round * PER_ROUND + i, job, sizeof(job));
-      redisReply *r = redisCommand(c, "XADD %s * job %s", key, job);
-      cr_assert(r != NULL && r->type == REDIS_REPLY_STRING, "XADD %s: %s", key,
-                r != NULL && r->str ? r->str : "no reply");
-      snprintf(ids[q - 1][nids[q - 1]++], 64, "%s", r->str);
-      freeReplyObject(r);
+      xadd(q, job, ids[q - 1][nids[q - 1]++]);
     }
     /* On the replica too, as a platform that must not lose a job does. */
-    redisReply *w = redisCommand(c, "WAIT 1 5000");
-    freeReplyObject(w);
-    redisFree(c);
+    int owner = tk_owner(&kc, slot_of(q));
+    redisContext *c = owner >= 0 ? tk_connect(&kc, owner) : NULL;
+    if (c != NULL) {
+      freeReplyObject(redisCommand(c, "WAIT 1 5000"));
+      redisFree(c);
+    }
   }
+}
+
+/* A live master other than node not. */
+static int other_master(int not ) {
+  int found = -1;
+  for (int i = 0; i < kc.n && found < 0; i++) {
+    redisContext *c = tk_connect(&kc, i);
+    redisReply *role = c ? redisCommand(c, "ROLE") : NULL;
+    if (i != not &&role != NULL && role->type == REDIS_REPLY_ARRAY &&
+        strcmp(role->element[0]->str, "master") == 0)
+      found = i;
+    freeReplyObject(role);
+    if (c)
+      redisFree(c);
+  }
+  return found;
 }
 
 /* The job ids the outcomes of queue q name (results' "entry", dead
@@ -211,17 +267,7 @@ Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
 
   /* Round 2 while queue q2's slot moves to another master, key by key. */
   unsigned slot = slot_of(2);
-  int from = tk_owner(&kc, slot), to = -1;
-  for (int i = 0; i < kc.n && to < 0; i++) {
-    redisContext *c = tk_connect(&kc, i);
-    redisReply *role = c ? redisCommand(c, "ROLE") : NULL;
-    if (i != from && role != NULL && role->type == REDIS_REPLY_ARRAY &&
-        strcmp(role->element[0]->str, "master") == 0)
-      to = i;
-    freeReplyObject(role);
-    if (c)
-      redisFree(c);
-  }
+  int from = tk_owner(&kc, slot), to = other_master(from);
   cr_assert(to >= 0);
   cr_assert_eq(tk_migration_begin(&kc, slot, from, to), 0);
   push_round(2);
@@ -230,6 +276,18 @@ Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
     usleep(50000);
   cr_assert_eq(moved, 0, "a MIGRATE failed");
   cr_assert_eq(tk_migration_end(&kc, slot, to), 0);
+
+  /* Round 3 while redis-cli --cluster reshard moves queue q4's slot (and
+   * every slot below it on its master) to another master. */
+  unsigned slot4 = slot_of(4);
+  int from4 = tk_owner(&kc, slot4), to4 = other_master(from4);
+  cr_assert(from4 >= 0 && to4 >= 0);
+  pid_t reshard = tk_reshard_start(&kc, slot4, from4, to4);
+  cr_assert(reshard > 0);
+  push_round(3);
+  cr_assert_eq(tk_reshard_wait(&kc, reshard, 180000), 0,
+               "redis-cli --cluster reshard failed: %s/reshard.log", kc.dir);
+  cr_expect_eq(tk_owner(&kc, slot4), to4, "q4's slot did not move");
 
   bool done = wait_all(120000);
   for (int i = 0; i < 3 && !done; i++)
