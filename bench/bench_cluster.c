@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NQ 6
@@ -199,19 +200,93 @@ static figures_t run(long n, int masters) {
   return f;
 }
 
+/* A cluster of three masters with a replica each under a backlog; queue
+ * q1's master killed (SIGKILL) once a tenth of q1's jobs is scored: the
+ * seconds from its death to the first result of q1 the promoted replica
+ * holds that was posted after it. */
+static double failover_time(long n) {
+  if (tk_start(&kc, 3, 1) != 0)
+    bench_die("the cluster did not start");
+  cluster_up = true;
+  char key[32];
+  snprintf(key, sizeof(key), "tally:{q1}:jobs");
+  unsigned slot = tally_key_slot(key, strlen(key));
+  int owner = tk_owner(&kc, slot);
+  if (owner < 0)
+    bench_die("no master for q1");
+  for (int q = 1; q <= NQ; q++) {
+    char k[32];
+    snprintf(k, sizeof(k), "tally:{q%d}:jobs", q);
+    redisContext *c =
+        tk_connect(&kc, tk_owner(&kc, tally_key_slot(k, strlen(k))));
+    push(c, q, n / NQ);
+    freeReplyObject(redisCommand(c, "WAIT 1 5000"));
+    redisFree(c);
+  }
+  start_tallyd(kc.url);
+  redisContext *c = tk_connect(&kc, owner);
+  for (double t0 = bench_now_s();;) {
+    redisReply *r = redisCommand(c, "XLEN tally:{q1}:results");
+    long long done = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    freeReplyObject(r);
+    if (done >= n / NQ / 10)
+      break;
+    if (bench_now_s() - t0 > 120)
+      bench_die("q1's results did not come within 120 s");
+    bench_sleep_ms(5);
+  }
+  redisFree(c);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  long long killed_ms = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+  tk_kill(&kc, owner);
+  int now = tk_wait_owner_change(&kc, slot, owner, 60000);
+  if (now < 0)
+    bench_die("no replica took over within 60 s");
+  c = tk_connect(&kc, now);
+  double seconds = -1;
+  for (double t0 = bench_now_s(); c != NULL && bench_now_s() - t0 < 60;) {
+    redisReply *r = redisCommand(c, "XRANGE tally:{q1}:results %lld + COUNT 1",
+                                 killed_ms + 1);
+    long long first = r && r->type == REDIS_REPLY_ARRAY && r->elements == 1
+                          ? atoll(r->element[0]->element[0]->str)
+                          : 0;
+    freeReplyObject(r);
+    if (first > 0) {
+      seconds = (double)(first - killed_ms) / 1000;
+      break;
+    }
+    bench_sleep_ms(5);
+  }
+  if (c != NULL)
+    redisFree(c);
+  stop_all();
+  if (seconds < 0)
+    bench_die("no result on the new master within 60 s");
+  return seconds;
+}
+
 int main(int argc, char **argv) {
   long jobs = 24000;
   int rounds = 3;
+  bool failover = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
       jobs = atol(argv[++i]);
     else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
       rounds = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--failover") == 0)
+      failover = true;
     else {
-      fprintf(stderr, "usage: bench_cluster [--jobs N] [--rounds R]\n"
-                      "  --jobs N    the backlog of each run, over six "
-                      "queues (default 24000)\n"
-                      "  --rounds R  runs of each, for medians (default 3)\n");
+      fprintf(stderr,
+              "usage: bench_cluster [--jobs N] [--rounds R] [--failover]\n"
+              "  --jobs N    the backlog of each run, over six "
+              "queues (default 24000)\n"
+              "  --rounds R  runs of each, for medians (default 3)\n"
+              "  --failover  instead: the time from a master's death to the "
+              "first result\n"
+              "              on its promoted replica (3 masters, a replica "
+              "each)\n");
       return strcmp(argv[i], "--help") == 0 ? 0 : 2;
     }
   }
@@ -221,6 +296,25 @@ int main(int argc, char **argv) {
   }
   bench_begin("bench_cluster", stop_all);
   make_tasks();
+  if (failover) {
+    double secs[20];
+    for (int r = 0; r < rounds; r++) {
+      secs[r] = failover_time(jobs);
+      fprintf(stderr, "round %d: failover to the first result %.2f s\n", r + 1,
+              secs[r]);
+    }
+    double lo = secs[0], hi = secs[0];
+    for (int r = 1; r < rounds; r++) {
+      lo = secs[r] < lo ? secs[r] : lo;
+      hi = secs[r] > hi ? secs[r] : hi;
+    }
+    printf("bench_cluster --failover: 3 masters with a replica each, "
+           "cluster-node-timeout 1000 ms, medians of %d\n"
+           "  master killed -> first result on the promoted replica: %.2f s "
+           "(%.2f-%.2f s)\n",
+           rounds, bench_median(secs, rounds), lo, hi);
+    return 0;
+  }
   static const struct {
     const char *name;
     int masters;
