@@ -188,7 +188,9 @@ static void on_slots(tally_redis_t *r, redisReply *reply, void *privdata) {
     return;
   }
   if (reply->type == REDIS_REPLY_ERROR) {
-    if (strstr(reply->str, "cluster support disabled") != NULL) {
+    /* One server, or a user not allowed CLUSTER (who cannot be on a
+     * cluster either), as every connection decides it. */
+    if (tally_slots_disabled(reply)) {
       if (k->mode != TALLY_CLUSTER_SINGLE) {
         k->mode = TALLY_CLUSTER_SINGLE;
         k->masters = 1;

@@ -143,6 +143,29 @@ Test(cluster, passes_one_server_through) {
   tr_redis_stop(&t);
 }
 
+/* A user not allowed CLUSTER (NOPERM) cannot be on a cluster either: the
+ * layer takes the server as one server, as every connection does. */
+Test(cluster, a_user_without_cluster_rights_is_on_one_server) {
+  tr_redis_t t;
+  cr_assert_eq(tr_redis_start(&t, 0, false), 0);
+  redisContext *c = redisConnectUnix(t.sock);
+  cr_assert(c != NULL && !c->err);
+  redisReply *r =
+      redisCommand(c, "ACL SETUSER limited on >pw ~* &* +@all -cluster");
+  cr_assert(r != NULL && r->type == REDIS_REPLY_STATUS, "ACL SETUSER");
+  freeReplyObject(r);
+  redisFree(c);
+  char url[400];
+  snprintf(url, sizeof(url), "unix://limited:pw@%s", t.sock);
+  start_layer(url);
+  cr_expect_eq(cl.mode, TALLY_CLUSTER_SINGLE);
+  cr_expect_eq(call2("SET", "a", "1").type, REDIS_REPLY_STATUS);
+  tally_cluster_close(&cl, closed);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  have_layer = false;
+  tr_redis_stop(&t);
+}
+
 /* Three masters: each key lands on the master its slot names, read back
  * from that master directly; no redirection needed once the map is
  * read. */
