@@ -540,3 +540,18 @@ void td_put(const char *dir, const char *name, const char *text) {
   fputs(text, f);
   fclose(f);
 }
+
+bool td_wait_ready(td_daemon_t *d, const char *dir, int timeout_ms, char *why,
+                   size_t len) {
+  int port = td_http_port(d);
+  snprintf(why, len, "no answer");
+  for (int waited = 0; waited < timeout_ms; waited += 50) {
+    td_http_t r = td_http(dir, port, "/readyz", "");
+    snprintf(why, len, "%s", r.body != NULL ? r.body : "no answer");
+    free(r.body);
+    if (r.status == 200)
+      return true;
+    usleep(50000);
+  }
+  return false;
+}

@@ -133,6 +133,12 @@ typedef struct td_http_s {
 td_http_t td_http(const char *dir, int port, const char *path,
                   const char *extra);
 
+/* Waits up to timeout_ms until tallyd's /readyz answers 200 (curl, files
+ * in dir). Returns whether it did; why (len bytes) gets the last answer's
+ * body. */
+bool td_wait_ready(td_daemon_t *d, const char *dir, int timeout_ms, char *why,
+                   size_t len);
+
 /* The value of the sample name (a series without labels) in tallyd's
  * /metrics on port, or -1 when it is not there. */
 double td_metric(const char *dir, int port, const char *name);

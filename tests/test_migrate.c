@@ -62,18 +62,10 @@ static void start(const char *name, const char *const *more) {
     args[n++] = more[i];
   args[n] = NULL;
   cr_assert_eq(td_start(&daemon_, &server, name, args, NULL), 0);
-  int port = td_http_port(&daemon_);
-  int status = 0;
-  char why[512] = "";
-  for (int i = 0; i < 400 && status != 200; i++) {
-    td_http_t r = td_http(server.dir, port, "/readyz", "");
-    status = r.status;
-    snprintf(why, sizeof(why), "%s", r.body ? r.body : "");
-    free(r.body);
-    if (status != 200)
-      usleep(50000);
-  }
-  TD_REQUIRE(&daemon_, status == 200, "tallyd never became ready: %s", why);
+  char why[512];
+  TD_REQUIRE(&daemon_,
+             td_wait_ready(&daemon_, server.dir, 20000, why, sizeof(why)),
+             "tallyd never became ready: %s", why);
 }
 
 static void stop(void) {

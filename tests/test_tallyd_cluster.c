@@ -232,16 +232,10 @@ static void start_daemons(void) {
                           NULL};
     cr_assert_eq(td_start(&daemons[i], &as_server, name, args, NULL), 0);
   }
-  int port = td_http_port(&daemons[0]);
-  int status = 0;
-  for (int k = 0; k < 300 && status != 200; k++) {
-    td_http_t r = td_http(kc.dir, port, "/readyz", "");
-    status = r.status;
-    free(r.body);
-    if (status != 200)
-      usleep(100000);
-  }
-  TD_REQUIRE(&daemons[0], status == 200, "not ready on the cluster");
+  char why[512];
+  TD_REQUIRE(&daemons[0],
+             td_wait_ready(&daemons[0], kc.dir, 30000, why, sizeof(why)),
+             "not ready on the cluster: %s", why);
   for (int i = 0; i < 3; i++) {
     bool up = false;
     for (int k = 0; k < 300 && !up; k++) {
@@ -461,15 +455,10 @@ Test(tallyd_cluster, every_cli_command_on_a_cluster) {
   snprintf(as_server.url, sizeof(as_server.url), "%s", kc.url);
   cr_assert_eq(td_start(&daemons[0], &as_server, "t0", args, NULL), 0);
   int port = td_http_port(&daemons[0]);
-  int status = 0;
-  for (int k = 0; k < 300 && status != 200; k++) {
-    td_http_t h = td_http(kc.dir, port, "/readyz", "");
-    status = h.status;
-    free(h.body);
-    if (status != 200)
-      usleep(100000);
-  }
-  TD_REQUIRE(&daemons[0], status == 200, "not ready on the cluster");
+  char why[512];
+  TD_REQUIRE(&daemons[0],
+             td_wait_ready(&daemons[0], kc.dir, 30000, why, sizeof(why)),
+             "not ready on the cluster: %s", why);
 
   /* A named queue's contest channel is a shard channel, on the master of
    * the queue's slot. */
