@@ -160,11 +160,12 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
   static const char *const top[] = {"contest", "participant", "task",
                                     "scored",  "score",       "max_score",
                                     "sample",  "submission"};
-  static const char *const in_sample[] = {"category", "correct_threshold",
-                                          "failure", "preview", "extracted"};
-  const cJSON *m[8], *sm[5];
+  static const char *const in_sample[] = {"category",  "correct_threshold",
+                                          "failure",   "preview",
+                                          "extracted", "problem"};
+  const cJSON *m[8], *sm[6];
   pick(s, top, m, 8);
-  pick(m[6], in_sample, sm, 5);
+  pick(m[6], in_sample, sm, 6);
   char b1[64], b2[64], b3[64];
   const char *contest = report_id_text(m[0], b1, sizeof(b1));
   const char *participant = report_id_text(m[1], b2, sizeof(b2));
@@ -225,7 +226,10 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
                       : 0;
   }
   uint32_t pi = report_intern(&d->participants, participant);
-  uint32_t ti = report_intern(&d->tasks, task);
+  /* A sample's problem: the one its task's from_job named, else its
+   * task. */
+  uint32_t ti = report_intern(
+      &d->tasks, cJSON_IsString(sm[5]) ? sm[5]->valuestring : task);
   uint32_t ci = report_intern(
       &d->categories, cJSON_IsString(cat) ? cat->valuestring : "unknown");
   r->participant = pi;

@@ -1,6 +1,7 @@
 /* Matches a decoded job's evaluations to a task's testcases: decoded as
  * outcomes, or run through the task's type. */
 #include "engine/bind.h"
+#include "config/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +17,8 @@ static int no_memory(char *err, size_t errlen) {
  * missing) and stores what it made in job->evals[at], job->made and
  * job->admin[at]. */
 static int evaluate(tally_job_t *job, const tally_task_t *task,
-                    tally_tt_eval_t *scratch, size_t at, const cJSON *v,
-                    char *err, size_t errlen) {
+                    const tally_expected_t *target, tally_tt_eval_t *scratch,
+                    size_t at, const cJSON *v, char *err, size_t errlen) {
   tally_tt_eval_t *tt = scratch;
   tt->outcome = 0.0;
   tt->extracted = -1;
@@ -28,7 +29,9 @@ static int evaluate(tally_job_t *job, const tally_task_t *task,
   tally_tt_input_t in = {
       .codename = task->testcases[at].codename,
       .eval = v,
-      .expected = task->expected != NULL ? &task->expected[at] : NULL,
+      .expected = target != NULL           ? target
+                  : task->expected != NULL ? &task->expected[at]
+                                           : NULL,
       .comparator = task->comparator,
       .comparator_state = task->comparator_state,
   };
@@ -67,6 +70,49 @@ static int evaluate(tally_job_t *job, const tally_task_t *task,
   return 0;
 }
 
+/* The text of the job key name that the task's from_job names for what:
+ * a string, or a number as JSON writes it (into buf, len bytes). Returns
+ * NULL with err naming the key when it is missing or of another type, or
+ * (with nonempty) empty. */
+const char *tally_job_key_text(const tally_job_t *job, const char *name,
+                               char *buf, size_t len, size_t *out_len) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(job->root, name);
+  if (cJSON_IsString(v)) {
+    *out_len = tally_json_strlen(v);
+    return v->valuestring;
+  }
+  if (!cJSON_IsNumber(v))
+    return NULL;
+  double x = v->valuedouble;
+  if (x == (double)(long long)x && x > -9007199254740992.0 &&
+      x < 9007199254740992.0)
+    snprintf(buf, len, "%lld", (long long)x);
+  else
+    snprintf(buf, len, "%.17g", x);
+  *out_len = strlen(buf);
+  return buf;
+}
+
+static const char *job_text(const tally_job_t *job, const tally_task_t *task,
+                            const char *name, const char *what, bool nonempty,
+                            char *buf, size_t len, size_t *out_len, char *err,
+                            size_t errlen) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(job->root, name);
+  const char *text = tally_job_key_text(job, name, buf, len, out_len);
+  if (text == NULL || (nonempty && *out_len == 0)) {
+    snprintf(err, errlen,
+             "%s: %s (task \"%s\" takes each sample's %s from the job's "
+             "\"%s\")",
+             name,
+             v == NULL  ? "is missing"
+             : nonempty ? "must be a non-empty string or a number"
+                        : "must be a string or a number",
+             task->name, what, name);
+    return NULL;
+  }
+  return text;
+}
+
 /* Writes the error for an out-of-memory code, and passes other codes
  * through. */
 static int oom_error(int rc, char *err, size_t errlen) {
@@ -79,8 +125,28 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task,
                    tally_tt_eval_t *scratch, char *err, size_t errlen) {
   job->has_admin = false;
   job->extracted = -1;
+  /* What the task's from_job takes from the job must be there. */
+  char buf[32];
+  size_t len = 0;
+  if ((task->job_problem != NULL &&
+       job_text(job, task, task->job_problem, "problem id", true, buf,
+                sizeof(buf), &len, err, errlen) == NULL) ||
+      (task->job_category != NULL &&
+       job_text(job, task, task->job_category, "category", true, buf,
+                sizeof(buf), &len, err, errlen) == NULL))
+    return TALLY_EJOB;
   if (!job->evaluated)
     return 0;
+  tally_expected_t target_of_job, *target = NULL;
+  if (task->job_target != NULL) {
+    const char *t = job_text(job, task, task->job_target, "expected answer",
+                             false, buf, sizeof(buf), &len, err, errlen);
+    if (t == NULL)
+      return TALLY_EJOB;
+    /* Read only: the comparators never write the expected output. */
+    target_of_job = (tally_expected_t){.data = (char *)t, .len = len};
+    target = &target_of_job;
+  }
   size_t n = task->ntestcases;
   if (n > job->evals_cap) {
     tally_eval_t *evals = realloc(job->evals, n * sizeof(*evals));
@@ -121,18 +187,20 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task,
       return tally_job_eval_error(err, errlen, m->string, NULL,
                                   "testcase appears twice");
     job->seen[at] = 1;
-    int rc = typed ? evaluate(job, task, scratch, (size_t)at, m, err, errlen)
-                   : tally_job_decode_eval(
-                         m, &job->evals[at],
-                         (task->type->flags & TALLY_SCORE_UNIT_OUTCOMES) != 0,
-                         err, errlen);
+    int rc =
+        typed ? evaluate(job, task, target, scratch, (size_t)at, m, err, errlen)
+              : tally_job_decode_eval(
+                    m, &job->evals[at],
+                    (task->type->flags & TALLY_SCORE_UNIT_OUTCOMES) != 0, err,
+                    errlen);
     if (rc != 0)
       return oom_error(rc, err, errlen);
   }
   if (typed && (task->task_type->flags & TALLY_TT_MISSING_OK)) {
     for (size_t i = 0; i < n; i++) {
-      int rc =
-          job->seen[i] ? 0 : evaluate(job, task, scratch, i, NULL, err, errlen);
+      int rc = job->seen[i]
+                   ? 0
+                   : evaluate(job, task, target, scratch, i, NULL, err, errlen);
       if (rc != 0)
         return oom_error(rc, err, errlen);
     }

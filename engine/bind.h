@@ -20,4 +20,11 @@
 int tally_job_bind(tally_job_t *job, const tally_task_t *task,
                    tally_tt_eval_t *scratch, char *err, size_t errlen);
 
+/* The text of the job's key name: a string (*out_len bytes, which may
+ * hold NULs), or a number as an integer or %.17g (into buf, len bytes);
+ * NULL when the job has no such key or it is neither. For a task's
+ * from_job (docs/benchmarks.md). */
+const char *tally_job_key_text(const tally_job_t *job, const char *name,
+                               char *buf, size_t len, size_t *out_len);
+
 #endif

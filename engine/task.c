@@ -45,6 +45,7 @@ enum {
   /* An agent_run task's (evalspecs/spec.h). */
   KEY_EVALUATION_SPEC,
   KEY_MAX_SCORE,
+  KEY_FROM_JOB,
 };
 
 static const tally_cfg_key_t task_keys[] = {
@@ -84,6 +85,7 @@ static const tally_cfg_key_t task_keys[] = {
     [KEY_DRAW_THRESHOLD] = {"draw_threshold", NULL, 0, 0, 0, 0, NULL},
     [KEY_EVALUATION_SPEC] = {"evaluation_spec", NULL, 0, 0, 0, 0, NULL},
     [KEY_MAX_SCORE] = {"max_score", NULL, 0, 0, 0, 0, NULL},
+    [KEY_FROM_JOB] = {"from_job", NULL, 0, 0, 0, 0, NULL},
     {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
@@ -350,14 +352,49 @@ static int parse_agent_run_task(tally_task_t *task, const cJSON **found,
   return rc;
 }
 
+/* Decodes from_job: {"target": K, "problem": K, "category": K}, each
+ * optional, each the name of a job key. */
+static int parse_from_job(tally_task_t *task, const cJSON *v, tally_diag_t *d) {
+  tally_jpath_t path;
+  tally_jpath_init(&path);
+  tally_jpath_key(&path, "from_job");
+  if (!cJSON_IsObject(v) || v->child == NULL)
+    return tally_diag_add(d, &path,
+                          "must be an object naming the job keys that hold "
+                          "the sample's target, problem or category");
+  static const char *const names[] = {"target", "problem", "category"};
+  char **slots[] = {&task->job_target, &task->job_problem, &task->job_category};
+  int rc = 0;
+  for (const cJSON *m = v->child; m; m = m->next) {
+    size_t at = tally_jpath_key(&path, m->string);
+    size_t k = 0;
+    while (k < 3 && strcmp(m->string, names[k]) != 0)
+      k++;
+    if (k == 3)
+      rc = tally_diag_add(d, &path,
+                          "unknown key (from_job has target, problem and "
+                          "category)");
+    else if (*slots[k] != NULL)
+      rc = tally_diag_add(d, &path, "key appears twice");
+    else if (!cJSON_IsString(m) || m->valuestring[0] == '\0')
+      rc = tally_diag_add(d, &path, "must be the name of a job key");
+    else if ((*slots[k] = strdup(m->valuestring)) == NULL)
+      rc = tally_diag_add(d, &path, "out of memory");
+    tally_jpath_restore(&path, at);
+  }
+  return rc;
+}
+
 /* Decodes category, correct_threshold and refusal_phrases, which any
- * task takes (docs/benchmarks.md). */
+ * task takes (docs/benchmarks.md), and from_job. */
 static int parse_benchmark_keys(tally_task_t *task, const cJSON **found,
                                 tally_diag_t *d) {
   int rc = 0;
   tally_jpath_t path;
   tally_jpath_init(&path);
   task->correct_threshold = 1;
+  if (found[KEY_FROM_JOB] != NULL)
+    rc = parse_from_job(task, found[KEY_FROM_JOB], d);
   const cJSON *c = found[KEY_CATEGORY];
   if (c != NULL) {
     tally_jpath_key(&path, "category");
@@ -424,6 +461,16 @@ int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
     goto done;
   rc |= parse_benchmark_keys(task, found, d);
   const cJSON *tt = found[KEY_TASK_TYPE];
+  if (task->job_target != NULL && cJSON_IsString(tt) &&
+      (strcmp(tt->valuestring, "answer") == 0 ||
+       strcmp(tt->valuestring, "agent_run") == 0)) {
+    tally_jpath_key(&path, "from_job");
+    tally_jpath_key(&path, "target");
+    rc = tally_diag_add(d, &path,
+                        "only a task that compares outputs (output_only, "
+                        "batch) takes it");
+    tally_jpath_init(&path);
+  }
   if (cJSON_IsString(tt) && strcmp(tt->valuestring, "answer") == 0) {
     rc |= parse_answer_task(task, reg, root, found, d);
     goto done;
@@ -496,6 +543,26 @@ int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
     tally_jpath_init(&path);
   }
 
+  if (task->job_target != NULL && task->task_type != NULL) {
+    tally_jpath_key(&path, "from_job");
+    tally_jpath_key(&path, "target");
+    if (!(task->task_type->flags &
+          (TALLY_TT_EXPECTED_REQUIRED | TALLY_TT_EXPECTED_OPTIONAL)))
+      rc = tally_diag_add(d, &path,
+                          "only a task that compares outputs (output_only, "
+                          "batch) takes it");
+    else if (tc_rc == 0 && task->ntestcases != 1)
+      rc = tally_diag_add(d, &path,
+                          "a task that takes its expected answer from the "
+                          "job has one testcase, not %zu",
+                          task->ntestcases);
+    else if (task->data_dir != NULL)
+      rc = tally_diag_add(d, &path,
+                          "the expected answer comes from the job: the task "
+                          "has no data_dir");
+    tally_jpath_init(&path);
+  }
+
   /* The parameters refer to testcases, so they are decoded only once the
    * testcases and the type are known. */
   if (found[KEY_PARAMETERS] != NULL && task->type != NULL &&
@@ -538,6 +605,9 @@ void tally_task_free(tally_task_t *task) {
   tally_es_spec_free(task->spec);
   free(task->data_dir);
   free(task->category);
+  free(task->job_target);
+  free(task->job_problem);
+  free(task->job_category);
   for (size_t i = 0; i < task->nrefusals; i++)
     free(task->refusals[i]);
   free(task->refusals);

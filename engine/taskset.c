@@ -205,8 +205,9 @@ static int load_outputs(tally_task_t *task, const char *dir, tally_diag_t *d) {
 static int load_expected(tally_task_t *task, const char *path,
                          tally_diag_t *d) {
   unsigned flags = task->task_type->flags;
-  if (!(flags & (TALLY_TT_EXPECTED_REQUIRED | TALLY_TT_EXPECTED_OPTIONAL)))
-    return 0;
+  if (!(flags & (TALLY_TT_EXPECTED_REQUIRED | TALLY_TT_EXPECTED_OPTIONAL)) ||
+      task->job_target != NULL)
+    return 0; /* from_job.target: each job brings its own */
   char *dir = data_folder(task, path);
   if (dir == NULL)
     return tally_diag_add(d, NULL, "out of memory");

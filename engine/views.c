@@ -3,6 +3,7 @@
 
 #include "config/json.h"
 #include "contest/scoremode.h"
+#include "engine/bind.h"
 #include "scorecards/scorecard.h"
 #include "stats/failure.h"
 
@@ -122,6 +123,7 @@ static const char *sample_response(const tally_job_t *job, size_t *len) {
 
 bool tally_views_is_sample(const tally_task_t *task, const tally_job_t *job) {
   return task->comparator != NULL || task->category != NULL ||
+         task->job_problem != NULL || task->job_category != NULL ||
          task->correct_threshold != 1 || task->refusals != NULL ||
          job->response != NULL || job->error != NULL;
 }
@@ -143,8 +145,28 @@ static void put_sample(tally_buf_t *b, const tally_task_t *task,
       &f, (const char *const *)task->refusals, task->nrefusals);
   put_key(b, "sample", false);
   tally_buf_putc(b, '{');
-  put_key(b, "category", true);
-  tally_json_str(b, task->category != NULL ? task->category : "unknown");
+  /* The problem (when from_job names it; else the task is the problem)
+   * and category of from_job (both checked by tally_job_bind), else the
+   * task's category. */
+  char buf[32];
+  size_t n = 0;
+  const char *problem =
+      task->job_problem != NULL
+          ? tally_job_key_text(job, task->job_problem, buf, sizeof(buf), &n)
+          : NULL;
+  if (problem != NULL) {
+    put_key(b, "problem", true);
+    tally_json_strn(b, problem, n);
+  }
+  const char *category =
+      task->job_category != NULL
+          ? tally_job_key_text(job, task->job_category, buf, sizeof(buf), &n)
+          : NULL;
+  put_key(b, "category", problem == NULL);
+  if (category != NULL)
+    tally_json_strn(b, category, n);
+  else
+    tally_json_str(b, task->category != NULL ? task->category : "unknown");
   put_num(b, "correct_threshold", thr);
   put_bool(b, "correct", correct);
   put_key(b, "extracted", false);

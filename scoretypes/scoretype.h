@@ -103,6 +103,11 @@ typedef struct tally_task_s {
   double correct_threshold;
   char **refusals;
   size_t nrefusals;
+  /* The task's "from_job" (docs/benchmarks.md#one-task-for-a-whole-
+   * benchmark): the names of the job keys that hold each sample's
+   * expected answer (replacing the data folder), problem id and
+   * category; NULL when not taken from the job. */
+  char *job_target, *job_problem, *job_category;
 } tally_task_t;
 
 typedef struct tally_tc_result_s {
