@@ -1,6 +1,8 @@
-/* A libFuzzer target that scores arbitrary bytes as a job against two
- * fixed tasks, a GroupMin one and a Sum one, as tally score --tasks does,
- * and checks that the reply is always one JSON object. */
+/* A libFuzzer target that scores arbitrary bytes as a job against three
+ * fixed tasks, a GroupMin one, a Sum one and a benchmark task that takes
+ * its expected answer, problem and category from the job (from_job), as
+ * tally score --tasks does, and checks that the reply is always one JSON
+ * object. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,12 @@ static const char sum_task[] =
     " \"testcases\": {\"0\": false, \"1\": true, \"2\": false, \"3\": false},"
     " \"score_precision\": 1}";
 
+static const char bench_task[] =
+    "{\"name\": \"mmlu\", \"task_type\": \"output_only\", \"score_type\":"
+    " \"Sum\", \"score_type_parameters\": 1, \"testcases\": {\"answer\":"
+    " true}, \"comparator\": \"last_number\", \"from_job\": {\"target\":"
+    " \"target\", \"problem\": \"doc_id\", \"category\": \"subject\"}}";
+
 /* Parses one of the fixed tasks, or aborts: the target is useless
  * without both. */
 static tally_task_t *fixed_task(const tally_registry_t *reg, const char *text) {
@@ -48,8 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* The tasks, the engine and the buffer live for the whole run, as in a
    * worker, so state carried from job to job is fuzzed too. */
-  static tally_taskset_entry_t entries[2];
-  static tally_taskset_t tasks = {.entries = entries, .count = 2};
+  static tally_taskset_entry_t entries[3];
+  static tally_taskset_t tasks = {.entries = entries, .count = 3};
   static tally_engine_t engine;
   static tally_buf_t out;
   static int ready;
@@ -60,8 +68,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* The entries are sorted by task name, as tally_taskset_find needs. */
     entries[0].task = fixed_task(&reg, group_task);
     entries[0].file = "aplusb.json";
-    entries[1].task = fixed_task(&reg, sum_task);
-    entries[1].file = "sum.json";
+    entries[1].task = fixed_task(&reg, bench_task);
+    entries[1].file = "mmlu.json";
+    entries[2].task = fixed_task(&reg, sum_task);
+    entries[2].file = "sum.json";
     tally_registry_close(&reg);
     tally_engine_init(&engine, &tasks);
     tally_buf_init(&out);
