@@ -37,6 +37,7 @@ int cmd_token(int argc, char **argv);
 int cmd_contest(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 /* Prints the usage of every command to f. */
 void cli_usage(FILE *f);

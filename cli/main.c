@@ -46,6 +46,10 @@ static const cli_command_t commands[] = {
      "[--refusals FILE]\n"
      "                     [--json | --html FILE]"},
     {"migrate", cmd_migrate, "migrate [REDIS] --to-queue Q [--dry-run]"},
+    {"import", cmd_import,
+     "import --from lm-eval --participant P (--scorer C | --metric M)\n"
+     "                     [--contest C] [--task T] [--task-dir DIR] "
+     "FILE..."},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -102,7 +106,12 @@ static const char notes[] =
     "migrate: moves queue main's keys (the layout of before queues) into\n"
     "       queue Q on the same server, for a move to a Redis Cluster; run\n"
     "       it with every tallyd stopped, then give the contests \"queue\": "
-    "Q\n";
+    "Q\n"
+    "import: a harness's per-sample outputs (lm-evaluation-harness's\n"
+    "       samples_<task>_<date>.jsonl) as jobs on stdout, one task for the\n"
+    "       benchmark (written into --task-dir): --scorer rescores each\n"
+    "       response with a tally comparator, --metric keeps the harness's\n"
+    "       per-sample metric (acc, exact_match, ...) as the reward\n";
 
 void cli_usage(FILE *f) {
   for (size_t i = 0; i < NCOMMANDS; i++)

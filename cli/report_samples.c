@@ -226,10 +226,22 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
                       : 0;
   }
   uint32_t pi = report_intern(&d->participants, participant);
-  /* A sample's problem: the one its task's from_job named, else its
-   * task. */
-  uint32_t ti = report_intern(
-      &d->tasks, cJSON_IsString(sm[5]) ? sm[5]->valuestring : task);
+  /* A sample's problem: the one its task's from_job named (within its
+   * task: two tasks' problems 0 are two problems), else its task. */
+  uint32_t ti = UINT32_MAX;
+  if (cJSON_IsString(sm[5])) {
+    size_t a = strlen(task), b = strlen(sm[5]->valuestring);
+    char *name = malloc(a + b + 2);
+    if (name != NULL) {
+      memcpy(name, task, a);
+      name[a] = '/';
+      memcpy(name + a + 1, sm[5]->valuestring, b + 1);
+      ti = report_intern(&d->tasks, name);
+      free(name);
+    }
+  } else {
+    ti = report_intern(&d->tasks, task);
+  }
   uint32_t ci = report_intern(
       &d->categories, cJSON_IsString(cat) ? cat->valuestring : "unknown");
   r->participant = pi;
