@@ -1,33 +1,15 @@
 /* tally import: a harness's per-sample outputs as tally jobs, one task for
- * the whole benchmark (docs/benchmarks.md#importing-harness-outputs).
- * lm-evaluation-harness writes samples_<task>_<date>.jsonl, one line per
- * document: doc_id, doc, target, arguments, resps (a list per request of
- * the model's responses), filtered_resps, filter, metrics (the names),
- * the hashes, and each metric's value. */
+ * the whole benchmark (docs/benchmarks.md#importing-harness-outputs); the
+ * decoders of each harness's lines are in cli/import_lines.c. */
+#include "cli/import.h"
 #include "cli/cli.h"
-#include "config/json.h"
 #include "config/jsonw.h"
 #include "engine/registry.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-typedef struct import_s {
-  const char *task;        /* the tally task's name */
-  const char *category;    /* the samples' category: the harness's task */
-  const char *participant; /* the model */
-  const char *contest;
-  const char *scorer; /* rescore with this comparator, or NULL */
-  const char *metric; /* else keep this per-sample metric as the reward */
-  const char *name;   /* the file, for messages */
-  tally_buf_t out;
-  long samples, docs, rejected;
-} import_t;
 
 /* The harness's task name in a samples file's name:
  * samples_<task>_<date>.jsonl, the date being the last "_" part. Into
@@ -45,141 +27,23 @@ static bool task_of_file(const char *path, char *out, size_t len) {
   return true;
 }
 
-/* Says why line lineno of the file cannot be imported. */
-static int reject(import_t *im, unsigned long lineno, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int reject(import_t *im, unsigned long lineno, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "%s:%lu: ", im->name, lineno);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  im->rejected++;
-  return 0;
-}
-
-/* Appends the start of sample k of a document: the ids, and the problem
- * and category that the task's from_job reads; the caller closes it. */
-static void put_job(import_t *im, const cJSON *doc_id, long k) {
-  tally_buf_t *b = &im->out;
-  char sub[64];
-  tally_buf_t id;
-  tally_buf_init(&id);
-  tally_buf_puts(&id, im->participant);
-  tally_buf_putc(&id, '/');
-  tally_buf_puts(&id, im->task);
-  tally_buf_putc(&id, '/');
-  if (cJSON_IsString(doc_id))
-    tally_buf_puts(&id, doc_id->valuestring);
-  else
-    tally_json_num(&id, doc_id->valuedouble);
-  snprintf(sub, sizeof(sub), "/%ld", k);
-  tally_buf_puts(&id, sub);
-  tally_buf_puts(b, "{\"submission\":");
-  tally_json_str(b, tally_buf_text(&id));
-  tally_buf_close(&id);
-  tally_buf_puts(b, ",\"participant\":");
-  tally_json_str(b, im->participant);
-  tally_buf_puts(b, ",\"contest\":");
-  tally_json_str(b, im->contest);
-  tally_buf_puts(b, ",\"task\":");
-  tally_json_str(b, im->task);
-  tally_buf_puts(b, ",\"problem\":");
-  tally_json_value(b, doc_id);
-  tally_buf_puts(b, ",\"category\":");
-  tally_json_str(b, im->category);
-}
+/* Decodes one line of the file named name, saying why a line is
+ * refused; the jobs go to stdout a megabyte at a time. */
+typedef struct import_file_s {
+  import_t *im;
+  const char *name;
+} import_file_t;
 
 static int import_line(void *ctx, char *line, size_t len,
                        unsigned long lineno) {
-  import_t *im = ctx;
-  if (strspn(line, " \t") == len)
-    return 0;
-  const char *end = NULL;
-  cJSON *s = cJSON_ParseWithOpts(line, &end, 1);
-  if (!cJSON_IsObject(s)) {
-    cJSON_Delete(s);
-    return reject(im, lineno, "not a JSON object");
+  import_file_t *f = ctx;
+  if (tally_import_line(f->im, line, len) != 0)
+    fprintf(stderr, "%s:%lu: %s\n", f->name, lineno, f->im->why);
+  if (f->im->out.len > (1u << 20)) {
+    fwrite(f->im->out.data, 1, f->im->out.len, stdout);
+    tally_buf_reset(&f->im->out);
   }
-  const cJSON *doc_id = cJSON_GetObjectItemCaseSensitive(s, "doc_id");
-  const cJSON *target = cJSON_GetObjectItemCaseSensitive(s, "target");
-  const cJSON *resps = cJSON_GetObjectItemCaseSensitive(s, "resps");
-  int rc = 0;
-  if (!cJSON_IsNumber(doc_id) &&
-      !(cJSON_IsString(doc_id) && doc_id->valuestring[0] != '\0')) {
-    rc = reject(im, lineno, "doc_id: %s",
-                doc_id == NULL ? "is missing"
-                               : "must be a number or a non-empty string");
-    goto done;
-  }
-  /* The model's responses to the document's first request: a list of
-   * texts for a generation task; log-likelihood pairs for a multiple
-   * choice one. */
-  const cJSON *first = cJSON_IsArray(resps) ? resps->child : NULL;
-  bool texts = cJSON_IsArray(first) && first->child != NULL;
-  for (const cJSON *r = texts ? first->child : NULL; r != NULL; r = r->next)
-    texts = texts && cJSON_IsString(r);
-  if (im->scorer != NULL) {
-    if (!cJSON_IsString(target) && !cJSON_IsNumber(target)) {
-      rc = reject(im, lineno, "target: %s",
-                  target == NULL ? "is missing"
-                                 : "must be a string or a number (tally "
-                                   "compares a response with one expected "
-                                   "answer)");
-      goto done;
-    }
-    if (!texts) {
-      rc = reject(im, lineno, "resps: %s",
-                  resps == NULL ? "is missing"
-                                : "holds no texts (log-likelihoods, as a "
-                                  "multiple-choice task's): keep the "
-                                  "harness's own metric with --metric");
-      goto done;
-    }
-    /* Each generation is one sample: repeats give pass@k. */
-    long k = 0;
-    for (const cJSON *r = first->child; r != NULL; r = r->next, k++) {
-      put_job(im, doc_id, k);
-      tally_buf_puts(&im->out, ",\"target\":");
-      tally_json_value(&im->out, target);
-      tally_buf_puts(&im->out, ",\"evaluations\":{\"answer\":");
-      tally_json_value(&im->out, r);
-      tally_buf_puts(&im->out, "}}\n");
-      im->samples++;
-    }
-  } else {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, im->metric);
-    double x = cJSON_IsNumber(v) ? v->valuedouble
-               : cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1 : 0)
-                                 : NAN;
-    if (!(x >= 0 && x <= 1)) {
-      rc = reject(im, lineno, "%s: %s", im->metric,
-                  v == NULL ? "is missing (the metrics of this line are in "
-                              "its \"metrics\")"
-                            : "must be a number from 0 to 1 (a reward)");
-      goto done;
-    }
-    put_job(im, doc_id, 0);
-    tally_buf_puts(&im->out, ",\"evaluations\":{\"answer\":");
-    tally_json_num(&im->out, x);
-    tally_buf_putc(&im->out, '}');
-    /* The first response, when it is a text, for the failure analysis. */
-    if (texts) {
-      tally_buf_puts(&im->out, ",\"response\":");
-      tally_json_value(&im->out, first->child);
-    }
-    tally_buf_puts(&im->out, "}\n");
-    im->samples++;
-  }
-  im->docs++;
-  if (im->out.len > (1u << 20)) {
-    fwrite(im->out.data, 1, im->out.len, stdout);
-    tally_buf_reset(&im->out);
-  }
-done:
-  cJSON_Delete(s);
-  return rc;
+  return 0;
 }
 
 /* The task config the jobs need: one testcase, the problem and category
@@ -233,7 +97,7 @@ static int write_task(const import_t *im, const char *dir) {
   return 0;
 }
 
-/* tally import --from lm-eval --participant P (--scorer C | --metric M)
+/* tally import --from lm-eval|nemo --participant P (--scorer C | --metric M)
  * [--contest C] [--task T] [--task-dir DIR] FILE... */
 int cmd_import(int argc, char **argv) {
   import_t im = {0};
@@ -260,10 +124,12 @@ int cmd_import(int argc, char **argv) {
     goto bad_usage;
   if (im.contest == NULL)
     im.contest = "benchmark";
-  if (strcmp(from, "lm-eval") != 0) {
+  im.nemo = strcmp(from, "nemo") == 0;
+  if (strcmp(from, "lm-eval") != 0 && !im.nemo) {
     fprintf(stderr,
             "tally: --from %s: unknown harness (known: lm-eval, for "
-            "lm-evaluation-harness's samples_<task>_<date>.jsonl)\n",
+            "lm-evaluation-harness's samples_<task>_<date>.jsonl; nemo, for "
+            "NeMo Evaluator's results.jsonl)\n",
             from);
     return EXIT_CONFIG;
   }
@@ -285,10 +151,12 @@ int cmd_import(int argc, char **argv) {
   }
   char file_task[256];
   if (im.task == NULL) {
-    if (!task_of_file(argv[i], file_task, sizeof(file_task))) {
+    if (im.nemo || !task_of_file(argv[i], file_task, sizeof(file_task))) {
       fprintf(stderr,
-              "tally: %s: not named samples_<task>_<date>.jsonl: give "
-              "--task\n",
+              im.nemo ? "tally: %s: NeMo Evaluator's results name no "
+                        "benchmark: give --task\n"
+                      : "tally: %s: not named samples_<task>_<date>.jsonl: "
+                        "give --task\n",
               argv[i]);
       return EXIT_CONFIG;
     }
@@ -298,15 +166,16 @@ int cmd_import(int argc, char **argv) {
   tally_buf_init(&im.out);
   for (int k = i; status == 0 && k < argc; k++) {
     char cat[256];
-    im.category = task_of_file(argv[k], cat, sizeof(cat)) ? cat : im.task;
-    im.name = argv[k];
+    im.category =
+        !im.nemo && task_of_file(argv[k], cat, sizeof(cat)) ? cat : im.task;
+    import_file_t file = {&im, argv[k]};
     FILE *f = fopen(argv[k], "r");
     if (f == NULL) {
       fprintf(stderr, "tally: %s: %s\n", argv[k], strerror(errno));
       status = EXIT_CONFIG;
       break;
     }
-    if (cli_each_line(f, argv[k], import_line, &im) != 0)
+    if (cli_each_line(f, argv[k], import_line, &file) != 0)
       status = EXIT_CONFIG;
     fclose(f);
   }
@@ -314,11 +183,12 @@ int cmd_import(int argc, char **argv) {
     fwrite(im.out.data, 1, im.out.len, stdout);
   tally_buf_close(&im.out);
   status = cli_flush_stdout(status, "the jobs");
-  fprintf(stderr,
-          "imported %ld sample%s of %ld document%s (%s), %ld line%s "
-          "rejected\n",
-          im.samples, im.samples == 1 ? "" : "s", im.docs,
-          im.docs == 1 ? "" : "s",
+  char docs[64] = "";
+  if (!im.nemo)
+    snprintf(docs, sizeof(docs), " of %ld document%s", im.docs,
+             im.docs == 1 ? "" : "s");
+  fprintf(stderr, "imported %ld sample%s%s (%s), %ld line%s rejected\n",
+          im.samples, im.samples == 1 ? "" : "s", docs,
           im.scorer != NULL ? "rescored by tally's scorer"
                             : "the harness's metric kept as the reward",
           im.rejected, im.rejected == 1 ? "" : "s");

@@ -187,3 +187,67 @@ Test(import, refuses_what_it_cannot_do) {
   cr_expect(strstr(t.err, "exists and differs") != NULL, "%s", t.err);
   tc_run_free(&t);
 }
+
+/* NeMo Evaluator's results.jsonl: a line per sample (problem_idx,
+ * repeat), its reward, response, expected answer, category in metadata
+ * and a failed model call's error in scoring_details. */
+static const char nemo[] =
+    "{\"problem_idx\": 0, \"repeat\": 0, \"reward\": 1.0, \"scorer_rewards\": "
+    "{\"scorer:exact\": 1.0}, \"prompt\": \"1+1?\", \"model_response\": "
+    "\"so 2\", \"extracted_answer\": \"2\", \"expected_answer\": \"2\", "
+    "\"scoring_details\": {}, \"metadata\": {\"category\": \"arith\"}, "
+    "\"tokens\": 5, \"latency_ms\": 30}\n"
+    "{\"problem_idx\": 0, \"repeat\": 1, \"reward\": 0.0, \"scorer_rewards\": "
+    "{\"scorer:exact\": 0.0}, \"model_response\": \"3\", "
+    "\"expected_answer\": \"2\", \"metadata\": {\"category\": \"arith\"}}\n"
+    "{\"problem_idx\": 1, \"repeat\": 0, \"reward\": 0.0, \"model_response\": "
+    "\"\", \"expected_answer\": \"4\", \"scoring_details\": {\"error\": "
+    "\"timeout\", \"error_category\": \"infra_error\"}, \"metadata\": {}}\n"
+    "{\"problem_idx\": 2, \"repeat\": -1, \"reward\": 0.5}\n";
+
+Test(import, reads_nemo_evaluator_results) {
+  tc_write_file("results.jsonl", nemo);
+  const char *args[] = {
+      "import", "--from",   "nemo",     "--participant", "m",
+      "--task", "simpleqa", "--scorer", "last_number",   tc_at("results.jsonl"),
+      NULL};
+  tc_run_t t = run(args);
+  cr_expect_eq(t.status, 1, "%s", t.err);
+  cr_expect(strstr(t.err, "results.jsonl:4: repeat: must be a whole number "
+                          "from 0") != NULL,
+            "%s", t.err);
+  cr_expect(strstr(t.err, "imported 3 samples (rescored by tally's scorer), "
+                          "1 line rejected") != NULL,
+            "%s", t.err);
+  cr_expect(strstr(t.out, "{\"submission\":\"m/simpleqa/0/1\",\"participant\":"
+                          "\"m\",\"contest\":\"benchmark\",\"task\":"
+                          "\"simpleqa\",\"problem\":0,\"category\":\"arith\","
+                          "\"target\":\"2\",\"evaluations\":{\"answer\":"
+                          "\"3\"}}") != NULL,
+            "%s", t.out);
+  cr_expect(strstr(t.out, "\"problem\":1,\"category\":\"simpleqa\",\"target\":"
+                          "\"4\",\"evaluations\":{\"answer\":\"\"},\"error\":"
+                          "\"timeout\"}") != NULL,
+            "%s", t.out);
+  tc_run_free(&t);
+  /* The harness's reward, or one of its scorers'. */
+  const char *metric[] = {
+      "import",   "--from",   "nemo",  "--participant",        "m", "--task",
+      "simpleqa", "--metric", "exact", tc_at("results.jsonl"), NULL};
+  t = run(metric);
+  cr_expect(strstr(t.out, "\"problem\":0,\"category\":\"arith\","
+                          "\"evaluations\":{\"answer\":1},\"response\":"
+                          "\"so 2\"}") != NULL,
+            "%s", t.out);
+  cr_expect(strstr(t.err, ":3: exact: is missing") != NULL, "%s", t.err);
+  tc_run_free(&t);
+  const char *no_task[] = {
+      "import", "--from",   "nemo",   "--participant",
+      "m",      "--metric", "reward", tc_at("results.jsonl"),
+      NULL};
+  t = run(no_task);
+  cr_expect_eq(t.status, 2);
+  cr_expect(strstr(t.err, "name no benchmark: give --task") != NULL, "%s",
+            t.err);
+  tc_run_free(&t);
+}
