@@ -121,6 +121,10 @@ static int oom_error(int rc, char *err, size_t errlen) {
   return rc;
 }
 
+static int bind_evals(tally_job_t *job, const tally_task_t *task,
+                      const tally_expected_t *target, tally_tt_eval_t *scratch,
+                      char *err, size_t errlen);
+
 int tally_job_bind(tally_job_t *job, const tally_task_t *task,
                    tally_tt_eval_t *scratch, char *err, size_t errlen) {
   job->has_admin = false;
@@ -137,16 +141,33 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task,
     return TALLY_EJOB;
   if (!job->evaluated)
     return 0;
-  tally_expected_t target_of_job, *target = NULL;
-  if (task->job_target != NULL) {
-    const char *t = job_text(job, task, task->job_target, "expected answer",
-                             false, buf, sizeof(buf), &len, err, errlen);
-    if (t == NULL)
-      return TALLY_EJOB;
-    /* Read only: the comparators never write the expected output. */
-    target_of_job = (tally_expected_t){.data = (char *)t, .len = len};
-    target = &target_of_job;
-  }
+  if (task->job_target == NULL)
+    return bind_evals(job, task, NULL, scratch, err, errlen);
+  /* The expected answer of from_job.target: a string, a number, or an
+   * object (a code_sandbox harness) as its JSON text. */
+  const cJSON *v =
+      cJSON_GetObjectItemCaseSensitive(job->root, task->job_target);
+  char *printed = cJSON_IsObject(v) ? cJSON_PrintUnformatted(v) : NULL;
+  if (cJSON_IsObject(v) && printed == NULL)
+    return no_memory(err, errlen);
+  const char *t = printed;
+  if (printed != NULL)
+    len = strlen(printed);
+  else if ((t = job_text(job, task, task->job_target, "expected answer", false,
+                         buf, sizeof(buf), &len, err, errlen)) == NULL)
+    return TALLY_EJOB;
+  /* Read only: the comparators never write the expected output. */
+  tally_expected_t target = {.data = (char *)t, .len = len};
+  int rc = bind_evals(job, task, &target, scratch, err, errlen);
+  cJSON_free(printed);
+  return rc;
+}
+
+/* Binds the evaluations, with target as every testcase's expected output
+ * when not NULL. */
+static int bind_evals(tally_job_t *job, const tally_task_t *task,
+                      const tally_expected_t *target, tally_tt_eval_t *scratch,
+                      char *err, size_t errlen) {
   size_t n = task->ntestcases;
   if (n > job->evals_cap) {
     tally_eval_t *evals = realloc(job->evals, n * sizeof(*evals));

@@ -80,6 +80,7 @@ extern const tally_comparator_t tally_comparator_set_overlap;
 extern const tally_comparator_t tally_comparator_element_ratio;
 extern const tally_comparator_t tally_comparator_multichoice;
 extern const tally_comparator_t tally_comparator_answer_line;
+extern const tally_comparator_t tally_comparator_code_sandbox;
 
 /* The name of the comparator a task gets when it names none. */
 #define TALLY_COMPARATOR_DEFAULT "white_diff"

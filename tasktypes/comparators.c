@@ -17,6 +17,7 @@ const tally_comparator_t *const tally_comparators[] = {
     &tally_comparator_element_ratio,
     &tally_comparator_multichoice,
     &tally_comparator_answer_line,
+    &tally_comparator_code_sandbox,
     NULL,
 };
 
