@@ -1,6 +1,7 @@
 /* The sandbox (sandbox/sandbox.h) and the code_sandbox scorer (issue 26)
  * against hostile programs: each is contained and reported as a failure
  * with its reason. Real bwrap, real python3. */
+#include "cli_fixture.h"
 #include "sandbox/sandbox.h"
 #include "support.h"
 
@@ -239,4 +240,39 @@ Test(sandbox, the_code_sandbox_scorer) {
                 NULL,
             "%s", errors);
   free(errors);
+}
+
+/* examples/code: a small HumanEval-style benchmark written for tally (four
+ * problems, two models, three samples each), run in the sandbox by tally
+ * report --results: pass@k by hand. model-b solves code/0 twice in
+ * three, code/1 once, the others never. */
+Test(sandbox, the_example_benchmark_gives_pass_at_k, .timeout = 120) {
+  char dir[64];
+  tc_setup(dir, sizeof(dir), "code-example");
+  const char *args[] = {"report",
+                        "--results",
+                        TALLY_SOURCE_DIR "/examples/code/jobs.jsonl",
+                        "--tasks",
+                        TALLY_SOURCE_DIR "/examples/code/tasks",
+                        "--k",
+                        "1,2,3",
+                        "--json",
+                        NULL};
+  tc_run_t t = tc_run(args, NULL, NULL);
+  cr_assert_eq(t.status, 0, "%s", t.err);
+  cJSON *r = cJSON_Parse(t.out);
+  cr_assert_not_null(r, "%s", t.out);
+  cr_expect_eq(ts_num(r, "samples"), 24);
+  cr_expect_eq(ts_num(r, "problems"), 4);
+  static const double want[2][3] = {{0.5, 5.0 / 6, 1}, {0.25, 5.0 / 12, 0.5}};
+  for (int p = 0; p < 2; p++)
+    for (int k = 0; k < 3; k++) {
+      char path[64];
+      snprintf(path, sizeof(path), "participants[%d].pass_at_k[%d].value", p,
+               k);
+      cr_expect_float_eq(ts_num_at(r, path), want[p][k], 1e-9, "%s", path);
+    }
+  cJSON_Delete(r);
+  tc_run_free(&t);
+  tc_teardown();
 }
