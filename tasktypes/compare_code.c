@@ -215,8 +215,9 @@ static int code_compare(const void *state, const char *output,
   if (r.passed)
     res->admin[0] = '\0';
   else
-    snprintf(res->admin, sizeof(res->admin), "sandbox: %s%s%s%s", r.reason,
-             k > 0 ? "; last output: \"" : "", tail, k > 0 ? "\"" : "");
+    snprintf(res->admin, sizeof(res->admin), "sandbox: %.120s%s%.100s%s",
+             r.reason, k > 0 ? "; last output: \"" : "", tail,
+             k > 0 ? "\"" : "");
   tally_sandbox_result_free(&r);
   return 0;
 }
