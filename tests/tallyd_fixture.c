@@ -555,3 +555,17 @@ bool td_wait_ready(td_daemon_t *d, const char *dir, int timeout_ms, char *why,
   }
   return false;
 }
+
+int td_push_file(redisContext *c, const char *path) {
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "%s", path);
+  char line[8192];
+  int n = 0;
+  while (fgets(line, sizeof(line), f) != NULL) {
+    line[strcspn(line, "\n")] = '\0';
+    td_push(c, line, NULL);
+    n++;
+  }
+  fclose(f);
+  return n;
+}

@@ -78,6 +78,10 @@ redisContext *td_connect(const tr_redis_t *server);
 /* XADD tally:jobs * job TEXT; copies the entry id into id (64 bytes). */
 void td_push(redisContext *c, const char *job, char *id);
 
+/* Pushes each line of the JSON Lines file path (asserting it opens);
+ * returns how many. */
+int td_push_file(redisContext *c, const char *path);
+
 /* Pushes n copies of a small valid job (task "sum", submission "sub-I"),
  * pipelined; ids (n x 64 bytes) receives the entry ids if not NULL. */
 void td_push_many(redisContext *c, size_t n, char (*ids)[64]);

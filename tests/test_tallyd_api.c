@@ -496,16 +496,7 @@ Test(tallyd_api, an_arena_ranks_by_elo_with_wins_draws_and_losses) {
   char path[700];
   snprintf(path, sizeof(path), "%s/examples/challenges/jobs.jsonl",
            TALLY_SOURCE_DIR);
-  FILE *f = fopen(path, "r");
-  cr_assert_not_null(f);
-  char line[4096];
-  int n = 0;
-  while (fgets(line, sizeof(line), f) != NULL) {
-    line[strcspn(line, "\n")] = '\0';
-    td_push(c, line, NULL);
-    n++;
-  }
-  fclose(f);
+  int n = td_push_file(c, path);
   TD_REQUIRE(&daemon_, td_wait_outcomes(c, n, 20000) == n, "outcomes");
   td_http_t r = get("/api/contests/arena/ranking", NULL);
   cr_assert_eq(r.status, 200, "%s", r.body);

@@ -47,16 +47,7 @@ Test(tallyd_code, code_samples_run_in_the_workers_sandbox) {
   cr_assert_eq(td_start(&daemon_, &server, "code", args, NULL), 0);
   char path[600];
   snprintf(path, sizeof(path), "%s/examples/code/jobs.jsonl", TALLY_SOURCE_DIR);
-  FILE *f = fopen(path, "r");
-  cr_assert_not_null(f);
-  char line[4096];
-  int n = 0;
-  while (fgets(line, sizeof(line), f) != NULL) {
-    line[strcspn(line, "\n")] = '\0';
-    td_push(c, line, NULL);
-    n++;
-  }
-  fclose(f);
+  int n = td_push_file(c, path);
   char stray[64];
   td_push(c,
           "{\"submission\": \"m/0/0\", \"participant\": \"m\", \"task\": "
