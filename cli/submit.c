@@ -83,10 +83,24 @@ static redisReply *reply_of(submit_t *s, const flying_t *f) {
     fprintf(stderr, "tally: bad Redis URL %s\n", err);
     return NULL;
   }
-  /* Sent again on c, which redirects it again, to the node that serves
-   * the slot now. */
-  reply = tally_redis_run_sync(c, &s->r->aside, &u, f->cmd, f->len, TIMEOUT_MS,
-                               err, sizeof(err));
+  /* Sent again to the node the redirection names (never on c, whose
+   * later replies are still to be read), on a connection of its own,
+   * following any further redirection. */
+  tally_redis_url_t there = u;
+  there.host = host;
+  there.port = port;
+  there.path = NULL;
+  there.nsentinels = 0;
+  redisContext *a =
+      tally_redis_connect_sync(&there, TIMEOUT_MS, err, sizeof(err));
+  redisReply *asking = a != NULL && ask ? redisCommand(a, "ASKING") : NULL;
+  if (asking != NULL)
+    freeReplyObject(asking);
+  reply = a != NULL ? tally_redis_run_sync(a, &s->r->aside, &u, f->cmd, f->len,
+                                           TIMEOUT_MS, err, sizeof(err))
+                    : NULL;
+  if (a != NULL)
+    redisFree(a);
   tally_redis_url_free(&u);
   if (reply == NULL)
     fprintf(stderr, "tally: %s\n", err);

@@ -537,6 +537,93 @@ Test(tallyd_cluster, every_cli_command_on_a_cluster) {
   cr_expect_eq(events, 10, "c3's events on its shard channel");
   redisFree(shard);
 
+  /* While a queue's slot migrates, its keys already moved: the old master
+   * answers ASK, and submit sends each job again to the new one (ASKING
+   * first), while the replies of another queue on the same master, on
+   * the same pipelined connection, are still read in order. Two queues
+   * of one master: qa stays, qb moves. */
+  int qa = 0, qb = 0;
+  for (int a = 1; a <= NQ && qb == 0; a++)
+    for (int b = a + 1; b <= NQ && qb == 0; b++)
+      if (tk_owner(&kc, slot_of(a)) == tk_owner(&kc, slot_of(b))) {
+        qa = a;
+        qb = b;
+      }
+  cr_assert(qb > 0, "six queues on three masters: two share one");
+  unsigned slot4 = slot_of(qb);
+  int from4 = tk_owner(&kc, slot4), to4 = other_master(from4);
+  cr_assert(from4 >= 0 && to4 >= 0);
+  cr_assert_eq(tk_migration_begin(&kc, slot4, from4, to4), 0);
+  int moved;
+  while ((moved = tk_migration_move(&kc, slot4, from4, to4, 100)) > 0)
+    ;
+  cr_assert_eq(moved, 0, "a MIGRATE failed");
+  tally_buf_t more;
+  tally_buf_init(&more);
+  for (int k = 10; k < 15; k++)
+    for (int q = qa; q <= qb; q += qb - qa) {
+      char job[300];
+      job_text(q, k, job, sizeof(job));
+      tally_buf_puts(&more, job);
+      tally_buf_putc(&more, '\n');
+    }
+  tc_write_file("more.jsonl", more.data);
+  tally_buf_close(&more);
+  const char *sub2[] = {"submit", "--redis",           kc.url,
+                        "--ids",  tc_at("more.jsonl"), NULL};
+  t = cli_ok(sub2, 0);
+  cr_expect(strstr(t.err, "submitted 10 jobs (0 rejected)") != NULL, "%s",
+            t.err);
+  cr_assert_eq(tc_lines_of(t.out, lines, 80), 10, "%s", t.out);
+  /* Each ID printed is its own job's, in input order: qa, qb, qa, ... */
+  for (int i = 0; i < 10; i++) {
+    int q = i % 2 ? qb : qa;
+    int node = q == qb ? to4 : tk_owner(&kc, slot_of(qa));
+    redisContext *qc = tk_connect(&kc, node);
+    cr_assert_not_null(qc);
+    if (q == qb)
+      freeReplyObject(redisCommand(qc, "ASKING"));
+    char key[64];
+    jobs_key(q, key, sizeof(key));
+    snprintf(key, sizeof(key), "tally:{q%d}:submission:q%d-%d", q, q,
+             10 + i / 2);
+    redisReply *rec = redisCommand(qc, "HGET %s entry", key);
+    /* Scored already, or still in the stream: the ID is that job's. */
+    bool ok = rec != NULL && rec->type == REDIS_REPLY_STRING &&
+              strcmp(rec->str, lines[i]) == 0;
+    if (!ok) {
+      jobs_key(q, key, sizeof(key));
+      if (q == qb)
+        freeReplyObject(redisCommand(qc, "ASKING"));
+      redisReply *e =
+          redisCommand(qc, "XRANGE %s %s %s", key, lines[i], lines[i]);
+      char want[64];
+      snprintf(want, sizeof(want), "\"submission\":\"q%d-%d\"", q, 10 + i / 2);
+      ok = e != NULL && e->type == REDIS_REPLY_ARRAY && e->elements == 1 &&
+           strstr(e->element[0]->element[1]->element[1]->str, want) != NULL;
+      freeReplyObject(e);
+    }
+    cr_expect(ok, "ID %s (line %d) is not job q%d-%d's", lines[i], i, q,
+              10 + i / 2);
+    freeReplyObject(rec);
+    redisFree(qc);
+  }
+  tc_run_free(&t);
+  cr_assert_eq(tk_migration_end(&kc, slot4, to4), 0);
+  for (int q = qa; q <= qb; q += qb - qa) {
+    char key[64];
+    snprintf(key, sizeof(key), "tally:{q%d}:results", q);
+    long long n = 0;
+    for (int i = 0; i < 300 && n < 15; i++) {
+      redisReply *r = on_queue(q, "XLEN %s", key);
+      n = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+      freeReplyObject(r);
+      if (n < 15)
+        usleep(100000);
+    }
+    TD_REQUIRE(&daemons[0], n == 15, "q%d: %lld results of 15", q, n);
+  }
+
   /* One queue's streams: main cannot be one on a cluster. */
   const char *st_main[] = {"status", "--redis", kc.url, NULL};
   t = cli_ok(st_main, 2);
