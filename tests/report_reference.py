@@ -6,7 +6,8 @@ Random benchmarks (tasks with the benchmark scorers, categories and
 thresholds; models answering with right, wrong, malformed, empty and
 refusing responses, and failed calls with error texts or statuses; a
 random number of samples per problem) are written as task folders and
-job files. `tally report --results ... --tasks ... --json` must give the
+job files; about a third of them as one task file per scorer whose
+from_job takes each job's expected answer, problem and category. `tally report --results ... --tasks ... --json` must give the
 figures this model computes from the definitions alone: the scorers, the
 rewards, pass@k (exact rationals), the bootstrap (the documented
 SplitMix64 stream), the normal interval, the categories and the failure
@@ -439,10 +440,38 @@ def score(comp, params, response, expected):
 def generate(rng, folder):
     tasks = {}
     comps = list(RIGHT)
+    # One task file per scorer for the whole benchmark (docs/benchmarks.md,
+    # "One task for a whole benchmark"): each job brings its expected
+    # answer, problem and category; a problem is keyed by task and id.
+    from_job = rng.random() < 0.35
+    written = set()
     for t in range(rng.randint(3, 9)):
         comp = rng.choice(comps)
         name = f"q{t:02d}-{comp[:4]}"
         exp = expected_for(comp, rng)
+        if from_job:
+            file = "bench-" + comp
+            cat = rng.choice(["math", "science", "trivia", "\u00e9t\u00e9"])
+            params = {}
+            if comp == "json_answer":
+                params = {"schema": {"type": "object",
+                                     "required": ["answer"],
+                                     "properties": {"answer":
+                                                    {"type": "integer"}}},
+                          "field": "answer"}
+            if file not in written:
+                task = {"name": file, "task_type": "output_only",
+                        "score_type": "Sum", "score_type_parameters": 1,
+                        "testcases": {"answer": True}, "comparator": comp,
+                        "from_job": {"target": "target", "problem": "pid",
+                                     "category": "cat"}}
+                if params:
+                    task["comparator_parameters"] = params
+                with open(os.path.join(folder, file + ".json"), "w") as f:
+                    json.dump(task, f)
+                written.add(file)
+            tasks[name] = (comp, params, exp, cat, file)
+            continue
         task = {"name": name, "task_type": "output_only",
                 "score_type": "Sum", "score_type_parameters": 1,
                 "testcases": {"answer": True}, "comparator": comp}
@@ -467,16 +496,19 @@ def generate(rng, folder):
         with open(os.path.join(folder, name + ".data", "answer.out"),
                   "w") as f:
             f.write(exp + "\n")
-        tasks[name] = (comp, params, exp, task.get("category", "unknown"))
+        tasks[name] = (comp, params, exp, task.get("category", "unknown"),
+                       None)
     jobs, samples = [], []
     for p in range(rng.randint(1, 4)):
         model = f"model-{p}"
         skill = rng.random()
-        for name, (comp, params, exp, cat) in tasks.items():
+        for name, (comp, params, exp, cat, file) in tasks.items():
             for i in range(rng.randint(1, 12)):
                 sid = f"{model}/{name}/{i}"
                 job = {"submission": sid, "participant": model,
-                       "task": name, "contest": "bench"}
+                       "task": file or name, "contest": "bench"}
+                if file:
+                    job.update({"target": exp, "pid": name, "cat": cat})
                 r = rng.random()
                 err = None
                 if r < 0.08:
@@ -500,7 +532,8 @@ def generate(rng, folder):
                 jobs.append(json.dumps(job))
                 correct, extracted = score(comp, params, response, exp)
                 fail = failure(err, response, correct, extracted)
-                samples.append({"participant": model, "task": name,
+                samples.append({"participant": model,
+                                "task": f"{file}/{name}" if file else name,
                                 "category": cat, "reward": 1.0 if correct
                                 else 0.0, "correct": bool(correct),
                                 "failure": fail, "id": sid,
