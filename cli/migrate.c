@@ -61,9 +61,20 @@ static kind_t kind_of(const migrate_t *m, const char *key) {
     memcpy(tag, rest + 1, n);
     tag[n] = '\0';
     const char *t = tag;
-    return bsearch(&t, m->tags, m->ntags, sizeof(char *), cmp_str) != NULL
-               ? KEY_MOVE
-               : KEY_OTHER;
+    if (bsearch(&t, m->tags, m->ntags, sizeof(char *), cmp_str) == NULL)
+      return KEY_OTHER;
+    /* And a contest's key (docs/contest.md#keys), not the key of a named
+     * queue whose name is also the tag of a contest of main. */
+    static const char *const contest_keys[] = {
+        "pt",      "ptagg", "taskscores", "ranking",
+        "matches", "elo",   "tasks",      "unfrozen"};
+    const char *after = end + 2;
+    size_t seg = strcspn(after, ":");
+    for (size_t i = 0; i < sizeof(contest_keys) / sizeof(contest_keys[0]); i++)
+      if (strlen(contest_keys[i]) == seg &&
+          strncmp(after, contest_keys[i], seg) == 0)
+        return KEY_MOVE;
+    return KEY_OTHER;
   }
   size_t seg = strcspn(rest, ":");
   if (seg == 7 && strncmp(rest, "results", 7) == 0 && rest[seg] == '\0')

@@ -104,6 +104,13 @@ static char *keys_now(void) {
   return out;
 }
 
+static long long exists(const char *key) {
+  redisReply *r = redisCommand(c, "EXISTS %s", key);
+  long long v = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+  freeReplyObject(r);
+  return v;
+}
+
 static td_http_t get(const char *path, const char *extra) {
   return td_http(server.dir, td_http_port(&daemon_), path, extra);
 }
@@ -115,15 +122,19 @@ Test(migrate, moves_a_populated_main_queue_into_a_named_one) {
   push("c1", "s1", "alice", true);
   push("c1", "s2", "bob", false);
   push("odd:{x}%", "s3", "alice", false);
-  cr_assert_eq(td_wait_outcomes(c, 3, 20000), 3);
+  /* A contest of main named like another queue, q2, whose jobs stream
+   * exists: the queue's keys are not the contest's. */
+  push("q2", "s6", "dave", false);
+  cr_assert_eq(td_wait_outcomes(c, 4, 20000), 4);
+  freeReplyObject(redisCommand(c, "XADD tally:{q2}:jobs * job {}"));
   /* A token on s1 shows alice its whole result. */
   td_push(c,
           "{\"type\":\"token\",\"submission\":\"s1\",\"participant\":"
           "\"alice\"}",
           NULL);
-  for (int i = 0; i < 200 && td_xlen(c, "tally:results") < 4; i++)
+  for (int i = 0; i < 200 && td_xlen(c, "tally:results") < 5; i++)
     usleep(50000);
-  cr_assert_eq(td_xlen(c, "tally:results"), 4);
+  cr_assert_eq(td_xlen(c, "tally:results"), 5);
 
   const char *tok[] = {"token",    "--data-dir",    server.dir, "--redis",
                        server.url, "--participant", "alice",    NULL};
@@ -184,8 +195,10 @@ Test(migrate, moves_a_populated_main_queue_into_a_named_one) {
   t = tally(mig);
   cr_assert_eq(t.status, 0, "%s", t.err);
   cr_expect(strstr(t.out, "moved ") != NULL &&
-                strstr(t.out, "into queue q1 (2 contests;") != NULL,
+                strstr(t.out, "into queue q1 (3 contests;") != NULL,
             "%s", t.out);
+  cr_expect_eq(td_xlen(c, "tally:{q2}:jobs"), 1, "queue q2's stream stays");
+  cr_expect_eq(exists("tally:{q1}:{q2}:ranking"), 1, "contest q2 moved");
   tc_run_free(&t);
   /* Nothing of queue main is left: only the global keys and q1's. */
   char *keys2 = keys_now();
@@ -194,7 +207,8 @@ Test(migrate, moves_a_populated_main_queue_into_a_named_one) {
                                        "tally:queues\n", "tally:freezes\n"};
   for (char *line = keys2; *line;) {
     size_t n = strcspn(line, "\n") + 1;
-    bool ok = strncmp(line, "tally:{q1}:", 11) == 0;
+    bool ok = strncmp(line, "tally:{q1}:", 11) == 0 ||
+              strncmp(line, "tally:{q2}:", 11) == 0;
     for (size_t g = 0; !ok && g < sizeof(global) / sizeof(global[0]); g++)
       ok = strncmp(line, global[g], n) == 0;
     cr_expect(ok, "left in queue main: %.*s", (int)n - 1, line);
@@ -213,12 +227,12 @@ Test(migrate, moves_a_populated_main_queue_into_a_named_one) {
          "{\"name\": \"c1\", \"tasks\": [\"sum\"], \"queue\": \"q1\"}");
   const char *more[] = {"--default-queue", "q1", NULL};
   start("after", more);
-  for (int i = 0; i < 200 && td_xlen(c, "tally:{q1}:results") < 6; i++)
+  for (int i = 0; i < 200 && td_xlen(c, "tally:{q1}:results") < 7; i++)
     usleep(50000);
-  cr_assert_eq(td_xlen(c, "tally:{q1}:results"), 6);
+  cr_assert_eq(td_xlen(c, "tally:{q1}:results"), 7);
   const char *res_q[] = {"results", "--redis",     server.url, "--queue",
                          "q1",      "--from",      "0",        "--count",
-                         "4",       "--no-follow", NULL};
+                         "7",       "--no-follow", NULL};
   t = tally(res_q);
   cr_expect_eq(t.status, 0, "%s", t.err);
   /* The same entries first (IDs kept), bodies and all; then the new. */
