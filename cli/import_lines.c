@@ -93,10 +93,10 @@ static int nemo_line(import_t *im, const cJSON *s) {
     return reject(im, "problem_idx: %s",
                   idx == NULL ? "is missing"
                               : "must be a number or a non-empty string");
-  if (repeat != NULL &&
-      !(cJSON_IsNumber(repeat) && repeat->valuedouble >= 0 &&
-        repeat->valuedouble == (double)(long)repeat->valuedouble))
-    return reject(im, "repeat: must be a whole number from 0");
+  if (repeat != NULL && !(cJSON_IsNumber(repeat) && repeat->valuedouble >= 0 &&
+                          repeat->valuedouble <= 1e9 &&
+                          repeat->valuedouble == floor(repeat->valuedouble)))
+    return reject(im, "repeat: must be a whole number from 0 to 1000000000");
   if (resp != NULL && !cJSON_IsString(resp))
     return reject(im, "model_response: must be a string");
   const char *category = cJSON_IsString(cat) && cat->valuestring[0] != '\0'

@@ -3,6 +3,7 @@
 #include "engine/bind.h"
 #include "config/json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +85,8 @@ const char *tally_job_key_text(const tally_job_t *job, const char *name,
   if (!cJSON_IsNumber(v))
     return NULL;
   double x = v->valuedouble;
-  if (x == (double)(long long)x && x > -9007199254740992.0 &&
-      x < 9007199254740992.0)
+  /* The range first: a cast of a double out of long long's is undefined. */
+  if (x > -9007199254740992.0 && x < 9007199254740992.0 && x == floor(x))
     snprintf(buf, len, "%lld", (long long)x);
   else
     snprintf(buf, len, "%.17g", x);
