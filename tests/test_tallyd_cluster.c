@@ -500,17 +500,6 @@ Test(tallyd_cluster, every_cli_command_on_a_cluster) {
       if (n < 10)
         usleep(100000);
     }
-    if (n != 10) {
-      snprintf(key, sizeof(key), "tally:{q%d}:jobs", q);
-      redisReply *r = on_queue(q, "XLEN %s", key);
-      fprintf(stderr, "DEBUG jobs %lld\n", r ? r->integer : -1);
-      snprintf(key, sizeof(key), "tally:{q%d}:dead", q);
-      r = on_queue(q, "XRANGE %s - +", key);
-      fprintf(stderr, "DEBUG dead %zu %s\n", r ? r->elements : 0,
-              r && r->elements ? r->element[0]->element[1]->element[3]->str
-                               : "");
-      td_log_dump(&daemons[0]);
-    }
     TD_REQUIRE(&daemons[0], n == 10, "q%d: %lld results of 10", q, n);
   }
 
