@@ -86,13 +86,8 @@ static redisReply *reply_of(submit_t *s, const flying_t *f) {
   /* Sent again to the node the redirection names (never on c, whose
    * later replies are still to be read), on a connection of its own,
    * following any further redirection. */
-  tally_redis_url_t there = u;
-  there.host = host;
-  there.port = port;
-  there.path = NULL;
-  there.nsentinels = 0;
-  redisContext *a =
-      tally_redis_connect_sync(&there, TIMEOUT_MS, err, sizeof(err));
+  redisContext *a = tally_redis_connect_node_sync(&u, host, port, TIMEOUT_MS,
+                                                  err, sizeof(err));
   redisReply *asking = a != NULL && ask ? redisCommand(a, "ASKING") : NULL;
   if (asking != NULL)
     freeReplyObject(asking);
@@ -180,9 +175,7 @@ static long conn_for(submit_t *s, const char *jobs, const char *q) {
     return -1;
   }
   for (size_t k = 0; k < s->nconns; k++) {
-    const redisContext *c = s->conns[k].c;
-    if (c->connection_type == REDIS_CONN_TCP && c->tcp.host != NULL &&
-        strcmp(c->tcp.host, host) == 0 && c->tcp.port == range->port)
+    if (tally_redis_sync_at(s->conns[k].c, host, range->port))
       return (long)k;
   }
   char err[1024];
@@ -191,15 +184,8 @@ static long conn_for(submit_t *s, const char *jobs, const char *q) {
     fprintf(stderr, "tally: bad Redis URL %s\n", err);
     return -1;
   }
-  tally_redis_url_t there = u;
-  char h[64];
-  snprintf(h, sizeof(h), "%s", host);
-  there.host = h;
-  there.port = range->port;
-  there.path = NULL;
-  there.nsentinels = 0;
-  redisContext *c =
-      tally_redis_connect_sync(&there, TIMEOUT_MS, err, sizeof(err));
+  redisContext *c = tally_redis_connect_node_sync(&u, host, range->port,
+                                                  TIMEOUT_MS, err, sizeof(err));
   tally_redis_url_free(&u);
   pushconn_t *grown =
       c == NULL ? NULL : realloc(s->conns, (s->nconns + 1) * sizeof(*grown));

@@ -107,6 +107,17 @@ int tally_redis_slot_sync(redisContext **c, const tally_redis_url_t *u,
                           unsigned slot, uint64_t timeout_ms, bool *cluster,
                           char *err, size_t errlen);
 
+/* Connects, as tally_redis_connect_sync does with u's login and
+ * database, to the node at host:port (a cluster node a slot map or a
+ * redirection named) rather than u's address. */
+redisContext *tally_redis_connect_node_sync(const tally_redis_url_t *u,
+                                            const char *host, int port,
+                                            uint64_t timeout_ms, char *err,
+                                            size_t errlen);
+
+/* Whether c is a TCP connection to host:port. */
+bool tally_redis_sync_at(const redisContext *c, const char *host, int port);
+
 /* How many MOVED or ASK redirections one command follows. */
 #define TALLY_REDIRECT_HOPS 5
 

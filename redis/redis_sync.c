@@ -152,6 +152,25 @@ redisContext *tally_redis_connect_sync(const tally_redis_url_t *u,
   return c;
 }
 
+redisContext *tally_redis_connect_node_sync(const tally_redis_url_t *u,
+                                            const char *host, int port,
+                                            uint64_t timeout_ms, char *err,
+                                            size_t errlen) {
+  char h[64];
+  snprintf(h, sizeof(h), "%s", host);
+  tally_redis_url_t there = *u;
+  there.host = h;
+  there.port = port;
+  there.path = NULL;
+  there.nsentinels = 0;
+  return tally_redis_connect_sync(&there, timeout_ms, err, errlen);
+}
+
+bool tally_redis_sync_at(const redisContext *c, const char *host, int port) {
+  return c->connection_type == REDIS_CONN_TCP && c->tcp.host != NULL &&
+         strcmp(c->tcp.host, host) == 0 && c->tcp.port == port;
+}
+
 int tally_redis_slot_sync(redisContext **c, const tally_redis_url_t *u,
                           unsigned slot, uint64_t timeout_ms, bool *cluster,
                           char *err, size_t errlen) {
@@ -193,15 +212,10 @@ int tally_redis_slot_sync(redisContext **c, const tally_redis_url_t *u,
              u->display, slot);
     return -1;
   }
-  if ((*c)->connection_type == REDIS_CONN_TCP && (*c)->tcp.host != NULL &&
-      strcmp((*c)->tcp.host, host) == 0 && (*c)->tcp.port == port)
+  if (tally_redis_sync_at(*c, host, port))
     return 0;
-  tally_redis_url_t there = *u;
-  there.host = host;
-  there.port = port;
-  there.path = NULL;
-  there.nsentinels = 0;
-  redisContext *n = tally_redis_connect_sync(&there, timeout_ms, err, errlen);
+  redisContext *n =
+      tally_redis_connect_node_sync(u, host, port, timeout_ms, err, errlen);
   if (n == NULL)
     return -1;
   redisFree(*c);
@@ -239,22 +253,13 @@ redisReply *tally_redis_run_sync(redisContext *c, redisContext **aside,
     freeReplyObject(reply);
     reply = NULL;
     redisContext *a = *aside;
-    if (a != NULL &&
-        !(a->connection_type == REDIS_CONN_TCP && a->tcp.host != NULL &&
-          strcmp(a->tcp.host, host) == 0 && a->tcp.port == port)) {
+    if (a != NULL && !tally_redis_sync_at(a, host, port)) {
       redisFree(a);
       a = *aside = NULL;
     }
-    if (a == NULL) {
-      tally_redis_url_t there = *u;
-      there.host = host;
-      there.port = port;
-      there.path = NULL;
-      there.nsentinels = 0;
-      if ((a = *aside = tally_redis_connect_sync(&there, timeout_ms, err,
-                                                 errlen)) == NULL)
-        return NULL;
-    }
+    if (a == NULL && (a = *aside = tally_redis_connect_node_sync(
+                          u, host, port, timeout_ms, err, errlen)) == NULL)
+      return NULL;
     if (ask) {
       redisReply *ok = redisCommand(a, "ASKING");
       bool fine = ok != NULL && ok->type != REDIS_REPLY_ERROR;
