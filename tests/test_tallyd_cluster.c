@@ -423,6 +423,22 @@ Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
   tr_redis_stop(&one);
 }
 
+/* Waits up to 30 s until queue q's results stream, on its slot's master,
+ * holds want entries; returns how many it holds. */
+static long long wait_results(int q, long long want) {
+  char key[64];
+  snprintf(key, sizeof(key), "tally:{q%d}:results", q);
+  long long n = 0;
+  for (int i = 0; i < 300 && n < want; i++) {
+    redisReply *r = on_queue(q, "XLEN %s", key);
+    n = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    freeReplyObject(r);
+    if (n < want)
+      usleep(100000);
+  }
+  return n;
+}
+
 /* A tally command's run, asserted to exit with want. */
 static tc_run_t cli_ok(const char *const *args, int want) {
   tc_run_t t = tc_run(args, NULL, NULL);
@@ -490,16 +506,7 @@ Test(tallyd_cluster, every_cli_command_on_a_cluster) {
   cr_expect_eq(tc_lines_of(t.out, lines, 80), 60, "one ID a job");
   tc_run_free(&t);
   for (int q = 1; q <= NQ; q++) {
-    char key[64];
-    snprintf(key, sizeof(key), "tally:{q%d}:results", q);
-    long long n = 0;
-    for (int i = 0; i < 300 && n < 10; i++) {
-      redisReply *r = on_queue(q, "XLEN %s", key);
-      n = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-      freeReplyObject(r);
-      if (n < 10)
-        usleep(100000);
-    }
+    long long n = wait_results(q, 10);
     TD_REQUIRE(&daemons[0], n == 10, "q%d: %lld results of 10", q, n);
   }
 
@@ -600,16 +607,7 @@ Test(tallyd_cluster, every_cli_command_on_a_cluster) {
   tc_run_free(&t);
   cr_assert_eq(tk_migration_end(&kc, slot4, to4), 0);
   for (int q = qa; q <= qb; q += qb - qa) {
-    char key[64];
-    snprintf(key, sizeof(key), "tally:{q%d}:results", q);
-    long long n = 0;
-    for (int i = 0; i < 300 && n < 15; i++) {
-      redisReply *r = on_queue(q, "XLEN %s", key);
-      n = r != NULL && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-      freeReplyObject(r);
-      if (n < 15)
-        usleep(100000);
-    }
+    long long n = wait_results(q, 15);
     TD_REQUIRE(&daemons[0], n == 15, "q%d: %lld results of 15", q, n);
   }
 
