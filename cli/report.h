@@ -33,6 +33,9 @@ typedef struct report_sample_s {
   double reward;                        /* score / max_score */
   bool correct;                         /* reward >= correct_threshold */
   int failure;   /* index in tally_failure_categories, or -1 */
+  /* A judged task's sample (engine/judge.h): 0 none, 1 judged, 2
+   * unparseable, 3 unjudged. */
+  signed char judge;
   char *id;      /* the submission id; owned, only for a failure */
   char *preview; /* owned, only for a failure */
 } report_sample_t;

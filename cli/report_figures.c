@@ -246,9 +246,11 @@ static int put_participant(tally_buf_t *b, const report_data_t *d,
     return TALLY_ENOMEM;
   }
   size_t np = 0, nc = 0;
-  long correct = 0;
+  long correct = 0, judge[4] = {0, 0, 0, 0};
   double sum = 0;
   for (size_t i = 0; i < n; i++) {
+    if (s[i].judge > 0 && s[i].judge < 4)
+      judge[s[i].judge]++;
     if (np == 0 || cells[np - 1].task != s[i].task)
       cells[np++] = (cell_t){.task = s[i].task, .category = s[i].category};
     if (nc == 0 || ccells[nc - 1].task != s[i].task ||
@@ -272,6 +274,16 @@ static int put_participant(tally_buf_t *b, const report_data_t *d,
   put_num(b, "correct", (double)correct, true);
   put_num(b, "accuracy", (double)correct / (double)n, true);
   put_num(b, "mean_reward", sum / (double)n, true);
+  if (judge[1] + judge[2] + judge[3] > 0) {
+    /* The samples of judged tasks: with a verdict, with a reply that gave
+     * none, and never judged. */
+    put_key(b, "judge");
+    tally_buf_putc(b, '{');
+    put_num(b, "judged", (double)judge[1], true);
+    put_num(b, "unparseable", (double)judge[2], true);
+    put_num(b, "unjudged", (double)judge[3], false);
+    tally_buf_puts(b, "},");
+  }
   for (size_t i = 0; i < np; i++)
     v[i] = cells[i].sum / (double)cells[i].n;
   put_key(b, "problem_mean_reward");

@@ -76,6 +76,13 @@ int report_print_table(const char *json, size_t len, bool by_category) {
     putchar('\n');
   }
   cJSON_ArrayForEach(p, ps) {
+    const cJSON *jd = get(p, "judge");
+    if (jd != NULL)
+      printf("judge: %s: %.0f judged, %.0f unparseable, %.0f unjudged\n",
+             str(p, "participant"), num(jd, "judged"), num(jd, "unparseable"),
+             num(jd, "unjudged"));
+  }
+  cJSON_ArrayForEach(p, ps) {
     const cJSON *pk;
     cJSON_ArrayForEach(pk, get(p, "pass_at_k")) {
       if (num(pk, "left_out") > 0)

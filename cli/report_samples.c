@@ -162,10 +162,11 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
                                     "sample",  "submission"};
   static const char *const in_sample[] = {"category",  "correct_threshold",
                                           "failure",   "preview",
-                                          "extracted", "problem"};
-  const cJSON *m[8], *sm[6];
+                                          "extracted", "problem",
+                                          "judge"};
+  const cJSON *m[8], *sm[7];
   pick(s, top, m, 8);
-  pick(m[6], in_sample, sm, 6);
+  pick(m[6], in_sample, sm, 7);
   char b1[64], b2[64], b3[64];
   const char *contest = report_id_text(m[0], b1, sizeof(b1));
   const char *participant = report_id_text(m[1], b2, sizeof(b2));
@@ -208,6 +209,10 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
   double t = cJSON_IsNumber(thr) && thr->valuedouble > 0 ? thr->valuedouble : 1;
   r->correct = r->reward >= t;
   r->failure = failure_index(cJSON_IsString(fail) ? fail->valuestring : NULL);
+  static const char *const judged[] = {"judged", "unparseable", "unjudged"};
+  for (int k = 0; k < 3 && cJSON_IsString(sm[6]); k++)
+    if (strcmp(sm[6]->valuestring, judged[k]) == 0)
+      r->judge = (signed char)(k + 1);
   const char *preview = cJSON_IsString(prev) ? prev->valuestring : NULL;
   size_t preview_len = cJSON_IsString(prev) ? tally_json_strlen(prev) : 0;
   cJSON *jroot = NULL;

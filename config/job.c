@@ -208,7 +208,10 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
   job->submission = job->participant = job->contest = job->evaluations = NULL;
   job->answer = job->ground_truth = NULL;
   job->run = job->llm_judge_results = NULL;
-  job->response = job->error = NULL;
+  job->response = job->error = job->judge = NULL;
+  job->judge_state = 0;
+  job->judge_verdict[0] = '\0';
+  job->judge_prompt = job->judge_system = NULL;
   job->extracted = -1;
   job->has_time_used = job->has_usage = false;
   job->time_used = job->input_tokens = job->output_tokens = job->llm_calls = 0;
@@ -276,7 +279,8 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                                        "run",
                                        "llm_judge_results",
                                        "response",
-                                       "error"};
+                                       "error",
+                                       "judge"};
     const cJSON **slots[] = {&job->submission,
                              &job->participant,
                              &job->contest,
@@ -297,7 +301,8 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
                              &job->run,
                              &job->llm_judge_results,
                              &job->response,
-                             &job->error};
+                             &job->error,
+                             &job->judge};
     const cJSON **slot = NULL;
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !slot; k++)
       if (strcmp(m->string, keys[k]) == 0)

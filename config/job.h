@@ -77,6 +77,18 @@ typedef struct tally_job_s {
    * number; NULL when absent. */
   const cJSON *response;
   const cJSON *error;
+  /* A judged task's verdict, which tallyd adds to the job
+   * (docs/benchmarks.md): {"reply": text} or {"error": text}, with
+   * "model" and "hash"; NULL when absent. Decoded by tally_job_bind. */
+  const cJSON *judge;
+  /* After tally_job_bind of a judged task: what became of the sample
+   * (engine/judge.h's tally_judge_state_t; 0 for another task), its
+   * verdict's text, and the prompt and system message a judge request
+   * carries (in made, NULL when none is needed). */
+  int judge_state;
+  char judge_verdict[48];
+  const char *judge_prompt;
+  const char *judge_system;
 } tally_job_t;
 
 /* A job struct is reused from job to job; close frees its buffers. */

@@ -2,6 +2,7 @@
  * outcomes, or run through the task's type. */
 #include "engine/bind.h"
 #include "config/json.h"
+#include "engine/judge.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -126,6 +127,121 @@ static int bind_evals(tally_job_t *job, const tally_task_t *task,
                       const tally_expected_t *target, tally_tt_eval_t *scratch,
                       char *err, size_t errlen);
 
+/* Sets the outcome of a judged task's one testcase (already evaluated,
+ * its evaluation at job->evals[0]) from the job's "judge": its reply's
+ * verdict, or unjudged with its error. Without one, the sample needs a
+ * judge: the prompt and system message go in job->judge_prompt and
+ * job->judge_system, and the outcome is 0 until a verdict comes. */
+static int judge_sample(tally_job_t *job, const tally_task_t *task,
+                        const tally_expected_t *target, char *err,
+                        size_t errlen) {
+  const tally_judge_t *jd = task->judge;
+  const cJSON *v = job->judge, *reply = NULL, *why = NULL;
+  if (v != NULL && !cJSON_IsObject(v)) {
+    snprintf(err, errlen,
+             "judge: must be an object (the verdict tallyd adds: reply or "
+             "error, model, hash)");
+    return TALLY_EJOB;
+  }
+  for (const cJSON *m = v != NULL ? v->child : NULL; m; m = m->next) {
+    bool r = strcmp(m->string, "reply") == 0;
+    bool e = strcmp(m->string, "error") == 0;
+    if (!r && !e && strcmp(m->string, "model") != 0 &&
+        strcmp(m->string, "hash") != 0) {
+      snprintf(err, errlen,
+               "judge.%s: unknown key (judge has reply, error, model and "
+               "hash)",
+               m->string);
+      return TALLY_EJOB;
+    }
+    if (!cJSON_IsString(m)) {
+      snprintf(err, errlen, "judge.%s: must be a string", m->string);
+      return TALLY_EJOB;
+    }
+    if (r)
+      reply = m;
+    if (e)
+      why = m;
+  }
+  if (v != NULL && (reply == NULL) == (why == NULL)) {
+    snprintf(err, errlen, "judge: must hold either reply or error");
+    return TALLY_EJOB;
+  }
+  tally_eval_t *ev = &job->evals[0];
+  cJSON *text = cJSON_CreateArray();
+  if (text == NULL)
+    return no_memory(err, errlen);
+  cJSON_AddItemToArray(job->made, text);
+  ev->text = text;
+  char msg[160];
+  double outcome = 0;
+  if (reply != NULL) {
+    job->judge_state = tally_judge_verdict(
+        jd, reply->valuestring, tally_json_strlen(reply), &outcome,
+        job->judge_verdict, sizeof(job->judge_verdict));
+    if (job->judge_state == TALLY_JUDGE_JUDGED)
+      snprintf(msg, sizeof(msg), "Judged %s", job->judge_verdict);
+    else
+      snprintf(msg, sizeof(msg), "The judge's reply gave no verdict");
+  } else if (why != NULL) {
+    job->judge_state = TALLY_JUDGE_UNJUDGED;
+    snprintf(msg, sizeof(msg), "Not judged");
+  } else {
+    job->judge_state = TALLY_JUDGE_NEEDED;
+    snprintf(msg, sizeof(msg), "Not judged yet");
+    size_t rlen = 0, qlen = 0;
+    const char *resp = NULL, *q = NULL;
+    const cJSON *r = job->response;
+    const cJSON *out = job->evaluations->child;
+    if (r == NULL && out != NULL)
+      r = cJSON_IsString(out) ? out
+                              : cJSON_GetObjectItemCaseSensitive(out, "output");
+    if (cJSON_IsString(r)) {
+      resp = r->valuestring;
+      rlen = tally_json_strlen(r);
+    }
+    char buf[32];
+    if (task->job_question != NULL &&
+        (q = job_text(job, task, task->job_question, "question", false, buf,
+                      sizeof(buf), &qlen, err, errlen)) == NULL)
+      return TALLY_EJOB;
+    tally_buf_t p;
+    tally_buf_init(&p);
+    tally_judge_prompt(jd, q, qlen, resp, rlen, target ? target->data : NULL,
+                       target ? target->len : 0, &p);
+    cJSON *ps = p.oom ? NULL : cJSON_CreateString(tally_buf_text(&p));
+    tally_buf_close(&p);
+    if (ps == NULL)
+      return no_memory(err, errlen);
+    cJSON_AddItemToArray(job->made, ps);
+    job->judge_prompt = ps->valuestring;
+    job->judge_system = jd->system;
+  }
+  cJSON *m = cJSON_CreateString(msg);
+  if (m == NULL)
+    return no_memory(err, errlen);
+  cJSON_AddItemToArray(text, m);
+  ev->outcome = outcome;
+  /* The operator's note is the judge's reply or error, not the
+   * comparator's. */
+  job->admin[0] = NULL;
+  job->has_admin = false;
+  const cJSON *said = reply != NULL ? reply : why;
+  if (said != NULL) {
+    char note[256];
+    size_t n = tally_json_strlen(said);
+    snprintf(note, sizeof(note), "judge %s: %.*s", reply ? "reply" : "error",
+             (int)(n > 200 ? 200 : n), said->valuestring);
+    cJSON *admin = cJSON_CreateString(note);
+    if (admin == NULL)
+      return no_memory(err, errlen);
+    cJSON_AddItemToArray(job->made, admin);
+    job->admin[0] = admin;
+    job->has_admin = true;
+  }
+  return 0;
+}
+
 int tally_job_bind(tally_job_t *job, const tally_task_t *task,
                    tally_tt_eval_t *scratch, char *err, size_t errlen) {
   job->has_admin = false;
@@ -142,8 +258,14 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task,
     return TALLY_EJOB;
   if (!job->evaluated)
     return 0;
-  if (task->job_target == NULL)
-    return bind_evals(job, task, NULL, scratch, err, errlen);
+  if (task->job_target == NULL) {
+    int rc = bind_evals(job, task, NULL, scratch, err, errlen);
+    if (rc == 0 && task->judge != NULL)
+      rc = judge_sample(job, task,
+                        task->expected != NULL ? &task->expected[0] : NULL,
+                        err, errlen);
+    return rc;
+  }
   /* The expected answer of from_job.target: a string, a number, or an
    * object (a code_sandbox harness) as its JSON text. */
   const cJSON *v =
@@ -160,6 +282,8 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task,
   /* Read only: the comparators never write the expected output. */
   tally_expected_t target = {.data = (char *)t, .len = len};
   int rc = bind_evals(job, task, &target, scratch, err, errlen);
+  if (rc == 0 && task->judge != NULL)
+    rc = judge_sample(job, task, &target, err, errlen);
   cJSON_free(printed);
   return rc;
 }

@@ -1,6 +1,7 @@
 /* Job text to result text: decode, bind to the task, score, render; and
  * the summary and views of the job just scored. */
 #include "engine/engine.h"
+#include "engine/judge.h"
 #include "engine/bind.h"
 #include "engine/render_answer.h"
 #include "engine/render_run.h"
@@ -211,6 +212,31 @@ static int score_run(tally_engine_t *e, const tally_task_t *task,
   return 0;
 }
 
+/* The judge request of the job just bound: {"submission", "prompt",
+ * "system"}. */
+static int judge_request(tally_engine_t *e, tally_buf_t *out) {
+  size_t mark = out->len;
+  tally_buf_puts(out, "{\"submission\":");
+  if (e->job.submission != NULL)
+    tally_json_value(out, e->job.submission);
+  else
+    tally_buf_puts(out, "null");
+  tally_buf_puts(out, ",\"prompt\":");
+  tally_json_str(out, e->job.judge_prompt);
+  tally_buf_puts(out, ",\"system\":");
+  if (e->job.judge_system != NULL)
+    tally_json_str(out, e->job.judge_system);
+  else
+    tally_buf_puts(out, "null");
+  tally_buf_putc(out, '}');
+  if (out->oom) {
+    out->len = mark;
+    snprintf(e->err, sizeof(e->err), "out of memory");
+    return TALLY_ENOMEM;
+  }
+  return TALLY_ENGINE_JUDGE;
+}
+
 int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
                        const char *extra, tally_buf_t *out) {
   const tally_task_t *task = NULL;
@@ -268,6 +294,11 @@ int tally_engine_score(tally_engine_t *e, const char *text, size_t len,
     rc = score_answer(e, task);
   } else if (rc == 0) {
     rc = tally_job_bind(&e->job, task, &e->tt, e->err, sizeof(e->err));
+    if (rc == 0 && e->job.judge_state == TALLY_JUDGE_NEEDED) {
+      if (e->accept_judge)
+        return judge_request(e, out);
+      e->job.judge_state = TALLY_JUDGE_UNJUDGED;
+    }
     if (rc == 0)
       rc = tally_score(task, e->job.evals, e->job.evaluated, &e->res, e->err,
                        sizeof(e->err));

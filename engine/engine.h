@@ -14,6 +14,9 @@
 /* tally_engine_score's answer for a token job, when the engine takes
  * them (accept_tokens). A positive code: it is not an error. */
 #define TALLY_ENGINE_TOKEN 1
+/* tally_engine_score's answer for a sample of a judged task that has no
+ * verdict yet, when the engine takes them (accept_judge). */
+#define TALLY_ENGINE_JUDGE 2
 
 /* An engine holds no global state: each thread may use one of its own. */
 typedef struct tally_engine_s {
@@ -34,6 +37,11 @@ typedef struct tally_engine_s {
    * after the extra members. */
   bool accept_tokens;
   bool add_version;
+  /* accept_judge: a sample of a judged task (engine/judge.h) without a
+   * verdict in its job gets TALLY_ENGINE_JUDGE, after appending the
+   * request {"submission","prompt","system"}; without, it is scored as
+   * unjudged (outcome 0). */
+  bool accept_judge;
   tally_job_t job;
   tally_tt_eval_t tt; /* the task type's output, reused (engine/bind.h) */
   tally_result_t res;

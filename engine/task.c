@@ -1,5 +1,6 @@
 /* The strict task config decoder. */
 #include "engine/task.h"
+#include "engine/judge.h"
 #include "config/cfg.h"
 #include "evalspecs/spec.h"
 #include "scorecards/scorecard.h"
@@ -46,6 +47,7 @@ enum {
   KEY_EVALUATION_SPEC,
   KEY_MAX_SCORE,
   KEY_FROM_JOB,
+  KEY_JUDGE,
 };
 
 static const tally_cfg_key_t task_keys[] = {
@@ -86,6 +88,7 @@ static const tally_cfg_key_t task_keys[] = {
     [KEY_EVALUATION_SPEC] = {"evaluation_spec", NULL, 0, 0, 0, 0, NULL},
     [KEY_MAX_SCORE] = {"max_score", NULL, 0, 0, 0, 0, NULL},
     [KEY_FROM_JOB] = {"from_job", NULL, 0, 0, 0, 0, NULL},
+    [KEY_JUDGE] = {"judge", NULL, 0, 0, 0, 0, NULL},
     {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
@@ -283,7 +286,7 @@ static int parse_answer_task(tally_task_t *task, const tally_registry_t *reg,
       KEY_SCORE_TYPE,      KEY_PARAMETERS,     KEY_TESTCASES,
       KEY_TIME_LIMIT,      KEY_COMPARATOR,     KEY_COMPARATOR_PARAMETERS,
       KEY_DATA_DIR,        KEY_FEEDBACK_LEVEL, KEY_ROUNDING,
-      KEY_EVALUATION_SPEC, KEY_MAX_SCORE};
+      KEY_EVALUATION_SPEC, KEY_MAX_SCORE,      KEY_JUDGE};
   for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++) {
     if (found[foreign[i]] == NULL)
       continue;
@@ -352,8 +355,8 @@ static int parse_agent_run_task(tally_task_t *task, const cJSON **found,
   return rc;
 }
 
-/* Decodes from_job: {"target": K, "problem": K, "category": K}, each
- * optional, each the name of a job key. */
+/* Decodes from_job: {"target": K, "problem": K, "category": K,
+ * "question": K}, each optional, each the name of a job key. */
 static int parse_from_job(tally_task_t *task, const cJSON *v, tally_diag_t *d) {
   tally_jpath_t path;
   tally_jpath_init(&path);
@@ -361,19 +364,22 @@ static int parse_from_job(tally_task_t *task, const cJSON *v, tally_diag_t *d) {
   if (!cJSON_IsObject(v) || v->child == NULL)
     return tally_diag_add(d, &path,
                           "must be an object naming the job keys that hold "
-                          "the sample's target, problem or category");
-  static const char *const names[] = {"target", "problem", "category"};
-  char **slots[] = {&task->job_target, &task->job_problem, &task->job_category};
+                          "the sample's target, problem, category or "
+                          "question");
+  static const char *const names[] = {"target", "problem", "category",
+                                      "question"};
+  char **slots[] = {&task->job_target, &task->job_problem, &task->job_category,
+                    &task->job_question};
   int rc = 0;
   for (const cJSON *m = v->child; m; m = m->next) {
     size_t at = tally_jpath_key(&path, m->string);
     size_t k = 0;
-    while (k < 3 && strcmp(m->string, names[k]) != 0)
+    while (k < 4 && strcmp(m->string, names[k]) != 0)
       k++;
-    if (k == 3)
+    if (k == 4)
       rc = tally_diag_add(d, &path,
-                          "unknown key (from_job has target, problem and "
-                          "category)");
+                          "unknown key (from_job has target, problem, "
+                          "category and question)");
     else if (*slots[k] != NULL)
       rc = tally_diag_add(d, &path, "key appears twice");
     else if (!cJSON_IsString(m) || m->valuestring[0] == '\0')
@@ -563,6 +569,25 @@ int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
     tally_jpath_init(&path);
   }
 
+  if (found[KEY_JUDGE] != NULL) {
+    tally_jpath_key(&path, "judge");
+    if (tally_judge_parse(found[KEY_JUDGE], &task->judge, d, &path) != 0)
+      rc = TALLY_ECONFIG;
+    else if (task->task_type != &tally_task_type_output_only)
+      rc = tally_diag_add(d, &path,
+                          "only an output_only task takes it (the output of "
+                          "its one testcase is the response judged)");
+    else if (tc_rc == 0 && task->ntestcases != 1)
+      rc = tally_diag_add(d, &path,
+                          "a judged task has one testcase, not %zu",
+                          task->ntestcases);
+    else if (task->judge->uses_question && task->job_question == NULL)
+      rc = tally_diag_add(d, &path,
+                          "the template asks for {question}, but from_job "
+                          "names no job key for it (\"question\")");
+    tally_jpath_init(&path);
+  }
+
   /* The parameters refer to testcases, so they are decoded only once the
    * testcases and the type are known. */
   if (found[KEY_PARAMETERS] != NULL && task->type != NULL &&
@@ -608,6 +633,8 @@ void tally_task_free(tally_task_t *task) {
   free(task->job_target);
   free(task->job_problem);
   free(task->job_category);
+  free(task->job_question);
+  tally_judge_free(task->judge);
   for (size_t i = 0; i < task->nrefusals; i++)
     free(task->refusals[i]);
   free(task->refusals);

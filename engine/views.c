@@ -1,5 +1,6 @@
 /* Summaries, views and token bodies, written with the JSON writer. */
 #include "engine/views.h"
+#include "engine/judge.h"
 
 #include "config/json.h"
 #include "contest/scoremode.h"
@@ -173,6 +174,15 @@ static void put_sample(tally_buf_t *b, const tally_task_t *task,
   tally_buf_puts(b, job->extracted < 0   ? "null"
                     : job->extracted > 0 ? "true"
                                          : "false");
+  const char *judged = tally_judge_state_name(job->judge_state);
+  if (judged != NULL) {
+    put_key(b, "judge", false);
+    tally_json_str(b, judged);
+    if (job->judge_verdict[0] != '\0') {
+      put_key(b, "verdict", false);
+      tally_json_str(b, job->judge_verdict);
+    }
+  }
   put_key(b, "failure", false);
   if (failure == NULL) {
     tally_buf_puts(b, "null");

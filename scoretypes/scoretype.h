@@ -106,8 +106,12 @@ typedef struct tally_task_s {
   /* The task's "from_job" (docs/benchmarks.md#one-task-for-a-whole-
    * benchmark): the names of the job keys that hold each sample's
    * expected answer (replacing the data folder), problem id and
-   * category; NULL when not taken from the job. */
-  char *job_target, *job_problem, *job_category;
+   * category, and the question a judge's prompt quotes; NULL when not
+   * taken from the job. */
+  char *job_target, *job_problem, *job_category, *job_question;
+  /* The task's judge (engine/judge.h): its samples' verdicts come from a
+   * judge model; NULL for a task without one. */
+  struct tally_judge_s *judge;
 } tally_task_t;
 
 typedef struct tally_tc_result_s {
