@@ -6,6 +6,7 @@
 #include "redis/redis.h"
 #include "redis/scripts.h"
 #include "redis/slots.h"
+#include "redis/verdicts.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -381,8 +382,53 @@ static int item_compare(worker_t *w, item_t *it, const redisReply *r) {
   return 0;
 }
 
+/* A judged sample's job (the engine answered its judge request in
+ * w->out) scored again with the verdict kept in <p>:verdicts under its
+ * prompt's hash; without one, unjudged: a rescore never asks the judge
+ * (docs/benchmarks.md). Returns the engine's code, or TALLY_EIO with
+ * w->err set when Redis does not answer. */
+static int score_judged(worker_t *w, const char *job, size_t len) {
+  cJSON *v = cJSON_ParseWithLength(w->out.data, w->out.len);
+  const cJSON *p = cJSON_GetObjectItemCaseSensitive(v, "prompt");
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "system");
+  char hash[TALLY_VERDICT_HASH_HEX + 1], key[600];
+  if (!cJSON_IsString(p) ||
+      tally_verdict_key(key, sizeof(key), w->run->o->prefix) != 0) {
+    cJSON_Delete(v);
+    return TALLY_ENOMEM;
+  }
+  tally_verdict_hash(cJSON_IsString(s) ? s->valuestring : NULL, p->valuestring,
+                     hash);
+  cJSON_Delete(v);
+  redisReply *r = redisCommand(w->c, "HGET %s %s", key, hash);
+  if (r == NULL || (r->type != REDIS_REPLY_STRING &&
+                    r->type != REDIS_REPLY_NIL)) {
+    int rc = tally__rs_reply_error(w->run, w->c, r, "HGET", w->err,
+                                   sizeof(w->err));
+    if (r != NULL)
+      freeReplyObject(r);
+    return rc;
+  }
+  char none[200];
+  snprintf(none, sizeof(none),
+           "{\"error\":\"no verdict is kept for this prompt, and tally "
+           "rescore does not ask the judge\",\"hash\":\"%s\"}",
+           hash);
+  const char *value = r->type == REDIS_REPLY_STRING ? r->str : none;
+  size_t vlen = r->type == REDIS_REPLY_STRING ? r->len : strlen(none);
+  free(w->judged);
+  size_t n = 0;
+  w->judged = tally_verdict_inject(job, len, value, vlen, &n);
+  freeReplyObject(r);
+  if (w->judged == NULL)
+    return TALLY_ENOMEM;
+  tally_buf_reset(&w->out);
+  return tally_engine_score(&w->e, w->judged, n, NULL, &w->out);
+}
+
 /* Scores one submission from its stored fields r (an HMGET reply of
- * fields) and sets its state. Returns 0 or TALLY_ENOMEM. */
+ * fields) and sets its state. Returns 0, TALLY_ENOMEM, or TALLY_EIO with
+ * w->err set. */
 static int item_score(worker_t *w, item_t *it, const redisReply *r) {
   run_t *run = w->run;
   const tally_rescore_opts_t *o = run->o;
@@ -396,7 +442,9 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
   tally_buf_reset(&w->out);
   int rc =
       tally_engine_score(&w->e, job, r->element[F_JOB]->len, NULL, &w->out);
-  if (rc == TALLY_ENOMEM)
+  if (rc == TALLY_ENGINE_JUDGE)
+    rc = score_judged(w, job, r->element[F_JOB]->len);
+  if (rc == TALLY_ENOMEM || rc == TALLY_EIO)
     return rc;
   const tally_task_t *task = w->e.job.task != NULL
                                  ? tally_taskset_find(o->tasks, w->e.job.task)
@@ -495,18 +543,29 @@ static int read_items(worker_t *w, item_t **items, size_t n) {
       return tally__rs_fail(w->err, sizeof(w->err), TALLY_ENOMEM,
                             "out of memory");
   }
+  /* Every reply first: scoring a judged sample sends a command of its
+   * own. */
+  redisReply *replies[CHUNK];
   int rc = 0;
-  for (size_t k = 0; k < n; k++) {
+  size_t got = 0;
+  for (; got < n; got++) {
     void *p = NULL;
-    if (redisGetReply(w->c, &p) != REDIS_OK)
-      return tally__rs_reply_error(run, w->c, NULL, "HMGET", w->err,
-                                   sizeof(w->err));
-    redisReply *r = p;
+    if (redisGetReply(w->c, &p) != REDIS_OK) {
+      rc = tally__rs_reply_error(run, w->c, NULL, "HMGET", w->err,
+                                 sizeof(w->err));
+      break;
+    }
+    replies[got] = p;
+  }
+  for (size_t k = 0; k < got; k++) {
+    redisReply *r = replies[k];
+    int src;
     if (rc == 0 && (r->type != REDIS_REPLY_ARRAY || r->elements != NFIELDS))
       rc = tally__rs_reply_error(run, w->c, r, "HMGET", w->err, sizeof(w->err));
-    else if (rc == 0 && item_score(w, items[k], r) != 0)
-      rc =
-          tally__rs_fail(w->err, sizeof(w->err), TALLY_ENOMEM, "out of memory");
+    else if (rc == 0 && (src = item_score(w, items[k], r)) != 0)
+      rc = src == TALLY_EIO ? src
+                            : tally__rs_fail(w->err, sizeof(w->err),
+                                             TALLY_ENOMEM, "out of memory");
     freeReplyObject(r);
   }
   return rc;
@@ -717,6 +776,7 @@ static void workers_free(run_t *run) {
     if (w->c != NULL)
       redisFree(w->c);
     tally_engine_close(&w->e);
+    free(w->judged);
     tally_buf_close(&w->out);
     tally_buf_close(&w->sum);
     free(w->seen);
@@ -737,6 +797,7 @@ static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
     run->nworkers = k + 1;
     w->run = run;
     tally_engine_init(&w->e, o->tasks);
+    w->e.accept_judge = true;
     tally_buf_init(&w->out);
     tally_buf_init(&w->sum);
     if ((w->seen = calloc(o->tasks->count + 1, sizeof(bool))) == NULL)

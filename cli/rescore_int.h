@@ -60,6 +60,7 @@ typedef struct worker_s {
   redisContext *c;
   tally_engine_t e;
   tally_buf_t out, sum;
+  char *judged; /* the last job given its kept verdict, or NULL */
   tally_call_t call;
   bool *seen; /* per taskset entry: a submission of it was rescored */
   pthread_t thread;

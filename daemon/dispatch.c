@@ -559,6 +559,8 @@ void tally_dispatch_drain(tally_dispatch_t *d, uint64_t timeout_ms,
    * dispatcher still scoring would be sent again. */
   if (++d->opt.group->draining == d->opt.group->n)
     tally_pool_release_queued(d->opt.pool);
+  if (d->opt.judge != NULL)
+    tally__judge_drain(d);
   tally__flush(d);
   tally__check_drained(d);
 }

@@ -13,6 +13,7 @@
 
 #include <uv.h>
 
+#include "daemon/judge.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
@@ -63,6 +64,9 @@ typedef struct tally_dispatch_options_s {
   tally_pool_t *pool; /* borrowed; its done_cb must be tally_dispatch_done
                          and its data group */
   tally_dispatch_group_t *group; /* borrowed; d must be one of its members */
+  /* The judge client (borrowed; NULL: no judge, and a sample without a
+   * kept verdict is scored as unjudged). */
+  tally_judge_client_t *judge;
   /* Optional hooks, NULL-checked. ready_cb runs each time the write
    * connection is set up (at start and after each reconnect); stale_cb
    * after a post call in which the script found results scored with a
@@ -103,6 +107,9 @@ typedef struct tally_dispatch_stats_s {
   uint64_t script_errors; /* error replies to the job scripts, but OOM */
   uint64_t oom_refusals;  /* writes refused because Redis is full */
   uint64_t wait_short;    /* posts that reached fewer replicas than asked */
+  uint64_t verdicts_kept; /* samples whose verdict was in <p>:verdicts */
+  uint64_t judge_asked;   /* samples sent to the judge */
+  uint64_t judge_failed;  /* samples the judge could not answer */
 } tally_dispatch_stats_t;
 
 /* How often the write connection reads what /metrics shows of Redis. */

@@ -25,7 +25,8 @@ typedef enum job_state_e {
   JOB_RETRY,   /* queued to count a delivery and go back to the pool */
   JOB_RELEASE, /* queued to be handed back */
   JOB_FETCH,   /* a token job, queued to fetch its submission's job */
-  JOB_CALL     /* in a script call */
+  JOB_CALL,    /* in a script call */
+  JOB_JUDGE    /* a sample waiting for its verdict (dispatch_judge.c) */
 } job_state_t;
 
 struct tally__job_s {
@@ -52,6 +53,10 @@ struct tally__job_s {
   char *unscored; /* a dead letter's unscored summary (the worker's), or
                      NULL: the dead letter is then all that is posted */
   bool resent;    /* posted again after a call whose reply was lost */
+  /* A sample waiting for its verdict: the request to the judge (NULL
+   * while Redis is asked), and the hash of its prompt. */
+  struct tally_judge_req_s *judge_req;
+  char judge_hash[65];
   char id[];
 };
 
@@ -99,6 +104,14 @@ void tally__room_again(tally_dispatch_t *d);
 
 /* dispatch_post.c: sending the queued script calls. */
 void tally__flush(tally_dispatch_t *d);
+
+/* dispatch_judge.c: a sample that needs a verdict (body: the worker's
+ * request, len bytes): from <qprefix>:verdicts, else from the judge, then
+ * scored again with it. */
+void tally__judge(tally_dispatch_t *d, tally__job_t *j, const char *body,
+                  size_t len);
+/* Hands back the samples waiting for a judge's answer (a drain). */
+void tally__judge_drain(tally_dispatch_t *d);
 
 /* dispatch.c: ends a drain once nothing is left. */
 void tally__check_drained(tally_dispatch_t *d);

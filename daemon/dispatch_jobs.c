@@ -47,6 +47,8 @@ int tally__table_grow(tally_dispatch_t *d) {
 void tally__job_free(tally_dispatch_t *d, tally__job_t *j) {
   *tally__slot(d, j->id) = j->hnext;
   d->njobs--;
+  if (j->judge_req != NULL)
+    tally_judge_cancel(d->opt.judge, j->judge_req);
   free(j->text);
   free(j->body);
   free(j->unscored);

@@ -676,6 +676,14 @@ void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
       else
         tally__queue_fetch(d, j);
       break;
+    case TALLY_POOL_JUDGE:
+      if (d->draining || j->token != NULL)
+        /* A token job's submission is a sample without its verdict: the
+         * token waits for the sample's own post. */
+        tally__queue_release(d, j);
+      else
+        tally__judge(d, j, o->body, o->len);
+      break;
     case TALLY_POOL_JOB_ERROR:
       job_error_text(j, o->body, o->len, why, sizeof(why));
       if (j->token != NULL) {

@@ -601,6 +601,7 @@ static bool take_response(tally__worker_t *w, const char *payload, size_t len) {
     }
     b->out[i].status = res.status == TALLY_BATCH_SCORED  ? TALLY_POOL_SCORED
                        : res.status == TALLY_BATCH_TOKEN ? TALLY_POOL_TOKEN
+                       : res.status == TALLY_BATCH_JUDGE ? TALLY_POOL_JUDGE
                                                          : TALLY_POOL_JOB_ERROR;
     b->out[i].body = res.body;
     b->out[i].len = res.body_len;

@@ -45,8 +45,10 @@ typedef enum tally_pool_status_e {
   TALLY_POOL_JOB_ERROR = 1, /* body is {"submission","error"}: never retry */
   TALLY_POOL_FAILED = 2,    /* the worker died, hung or broke the framing:
                                body is a message naming the cause; retry */
-  TALLY_POOL_TOKEN = 3      /* a token job: body is the token,
+  TALLY_POOL_TOKEN = 3,     /* a token job: body is the token,
                                {"submission","participant"} */
+  TALLY_POOL_JUDGE = 4      /* a sample that needs a judge's verdict: body is
+                               {"submission","prompt","system"} */
 } tally_pool_status_t;
 
 typedef struct tally_pool_outcome_s {

@@ -145,6 +145,22 @@ static const setting_t settings[] = {
      PATH_BYTES, NULL},
     {"event_stream_memory", "--event-stream-memory", set_u64,
      AT(event_stream_memory), MIB, 65536ull * MIB, NULL},
+    {"judge_url", "--judge-url", set_string, AT(judge_url), 1, PATH_BYTES,
+     NULL},
+    {"judge_model", "--judge-model", set_string, AT(judge_model), 1, 200,
+     NULL},
+    {"judge_key_file", "--judge-key-file", set_path, AT(judge_key_file), 1,
+     PATH_BYTES, NULL},
+    {"judge_concurrency", "--judge-concurrency", set_uint,
+     AT(judge_concurrency), 1, 1024, NULL},
+    {"judge_timeout", "--judge-timeout", set_u64, AT(judge_timeout), 100,
+     3600000, NULL},
+    {"judge_attempts", "--judge-attempts", set_uint, AT(judge_attempts), 1,
+     100, NULL},
+    {"judge_backoff", "--judge-backoff", set_u64, AT(judge_backoff), 1,
+     3600000, NULL},
+    {"judge_backoff_max", "--judge-backoff-max", set_u64,
+     AT(judge_backoff_max), 1, 3600000, NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -234,6 +250,21 @@ const char tally_settings_usage[] =
     "                        buffer together, 1 MiB to 64 GiB; past it the\n"
     "                        stream furthest behind is ended (default:\n"
     "                        268435456, 256 MiB)\n"
+    "  --judge-url URL       the judge model's OpenAI-compatible endpoint,\n"
+    "                        http(s)://HOST[:PORT]/v1 (default: none; a\n"
+    "                        sample without a kept verdict is unjudged)\n"
+    "  --judge-model NAME    the judge model (required with --judge-url)\n"
+    "  --judge-key-file FILE the judge's API key, on the file's first line\n"
+    "                        (default: TALLY_JUDGE_KEY, else none)\n"
+    "  --judge-concurrency N requests to the judge at once, 1-1024\n"
+    "                        (default: 8)\n"
+    "  --judge-timeout MS    one request's limit (default: 60000)\n"
+    "  --judge-attempts N    tries of one request on 429, 5xx, 408,\n"
+    "                        timeouts and dropped connections (default: 6)\n"
+    "  --judge-backoff MS    the first retry's wait, doubling (default:\n"
+    "                        1000)\n"
+    "  --judge-backoff-max MS  the longest wait, Retry-After included\n"
+    "                        (default: 60000)\n"
     "  --config FILE         read settings from a JSON object in FILE\n"
     "  --help                print this text and exit\n";
 
@@ -293,6 +324,11 @@ int tally_settings_init(tally_settings_t *s) {
   s->batch = 16;
   s->max_job_bytes = 4 * MIB;
   s->event_stream_memory = 256 * MIB;
+  s->judge_concurrency = 8;
+  s->judge_timeout = 60000;
+  s->judge_attempts = 6;
+  s->judge_backoff = 1000;
+  s->judge_backoff_max = 60000;
   s->prefix = strdup("tally");
   s->consumer = default_consumer();
   s->default_queue = strdup(TALLY_MAIN_QUEUE);
@@ -328,6 +364,9 @@ void tally_settings_close(tally_settings_t *s) {
   free(s->pidfile);
   free(s->http);
   free(s->http_token_file);
+  free(s->judge_url);
+  free(s->judge_model);
+  free(s->judge_key_file);
   free(s->config);
   memset(s, 0, sizeof(*s));
 }

@@ -53,6 +53,12 @@ typedef struct tally_settings_s {
   uint64_t event_stream_memory; /* --event-stream-memory BYTES: the event
                                    streams' buffers together; default
                                    256 MiB */
+  /* The judge model (docs/benchmarks.md): --judge-url URL, --judge-model
+   * NAME, --judge-key-file FILE (NULL each when not given), and the
+   * requests' concurrency, timeout, attempts and backoff. */
+  char *judge_url, *judge_model, *judge_key_file;
+  unsigned judge_concurrency, judge_attempts;
+  uint64_t judge_timeout, judge_backoff, judge_backoff_max;
   bool http_given;              /* --http (or http) was set, not defaulted */
   char *config;                 /* --config FILE, or NULL */
 } tally_settings_t;

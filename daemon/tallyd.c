@@ -59,6 +59,8 @@ typedef struct tallyd_s {
   size_t ndisps, ndrained, nclosed;
   tally_dispatch_group_t group;
   bool rescore_child_up; /* resc is initialised (--auto-rescore) */
+  tally_judge_client_t judge; /* --judge-url */
+  bool judge_up;
   bool rescored;         /* the rescore at start has been asked for */
   tally_rescore_child_t resc;
   bool pidfile_written;
@@ -295,6 +297,82 @@ static int load_configs(tallyd_t *t, char **path, tally_contestset_t *contests,
   return rc;
 }
 
+/* The judge's key: --judge-key-file's first line, else TALLY_JUDGE_KEY,
+ * else none. Returns 0, or EXIT_CONFIG after logging why (never the
+ * key). */
+static int judge_key(tallyd_t *t, char **key) {
+  *key = NULL;
+  const char *path = t->set.judge_key_file;
+  if (path == NULL) {
+    const char *env = getenv("TALLY_JUDGE_KEY");
+    if (env != NULL && env[0] != '\0' && (*key = strdup(env)) == NULL)
+      return EXIT_FAILED;
+    return 0;
+  }
+  FILE *f = fopen(path, "r");
+  char line[4096];
+  if (f == NULL || fgets(line, sizeof(line), f) == NULL) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "config",
+              "--judge-key-file %s: %s", path,
+              f == NULL ? strerror(errno) : "the file is empty");
+    if (f != NULL)
+      fclose(f);
+    return EXIT_CONFIG;
+  }
+  fclose(f);
+  line[strcspn(line, "\r\n")] = '\0';
+  *key = line[0] != '\0' ? strdup(line) : NULL;
+  memset(line, 0, sizeof(line));
+  if (*key == NULL) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "config",
+              "--judge-key-file %s: the first line is empty", path);
+    return EXIT_CONFIG;
+  }
+  return 0;
+}
+
+/* Starts the judge client when --judge-url is given. */
+static int start_judge(tallyd_t *t) {
+  if (t->set.judge_url == NULL && t->set.judge_model == NULL)
+    return 0;
+  if (t->set.judge_url == NULL || t->set.judge_model == NULL) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "config",
+              "%s: needs %s as well (the judge's endpoint and model)",
+              t->set.judge_url ? "--judge-url" : "--judge-model",
+              t->set.judge_url ? "--judge-model" : "--judge-url");
+    return EXIT_CONFIG;
+  }
+  char *key = NULL;
+  int rc = judge_key(t, &key);
+  if (rc != 0)
+    return rc;
+  tally_judge_options_t jo = {
+      .url = t->set.judge_url,
+      .model = t->set.judge_model,
+      .key = key,
+      .concurrency = t->set.judge_concurrency,
+      .timeout_ms = t->set.judge_timeout,
+      .attempts = t->set.judge_attempts,
+      .backoff_ms = t->set.judge_backoff,
+      .backoff_max_ms = t->set.judge_backoff_max,
+      .log = &t->log,
+  };
+  char err[256];
+  rc = tally_judge_client_init(t->loop, &t->judge, &jo, err, sizeof(err));
+  if (key != NULL) {
+    memset(key, 0, strlen(key));
+    free(key);
+  }
+  if (rc != 0) {
+    tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
+    return rc == TALLY_ENOMEM ? EXIT_FAILED : EXIT_CONFIG;
+  }
+  t->judge_up = true;
+  tally_log(&t->log, TALLY_LOG_INFO, "judge", "judge model %s at %s",
+            t->set.judge_model, t->set.judge_url);
+  return 0;
+}
+
 /* Shutting down, in order: drain (which closes the pool), the dispatcher,
  * the embedded server, the signal handles. */
 
@@ -303,6 +381,9 @@ static void on_signal_closed(uv_handle_t *h) {
 }
 
 static void finish(tallyd_t *t) {
+  if (t->judge_up)
+    tally_judge_client_close(&t->judge, NULL);
+  t->judge_up = false;
   if (t->http_up)
     tally_front_close(&t->front, NULL);
   t->http_up = false;
@@ -816,6 +897,8 @@ static int start(tallyd_t *t) {
   int rc = start_ops(t);
   if (rc != 0)
     return rc;
+  if ((rc = start_judge(t)) != 0)
+    return rc;
   tally_dispatch_options_t dopt = {
       .url = url,
       .consumer = t->set.consumer,
@@ -832,6 +915,7 @@ static int start(tallyd_t *t) {
       .embedded = t->embedded,
       .pool = &t->pool,
       .group = &t->group,
+      .judge = t->judge_up ? &t->judge : NULL,
       .ready_cb = on_ready,
       .stale_cb = on_stale,
       .fatal_cb = on_fatal,

@@ -43,7 +43,7 @@ static void cut(tally_buf_t *b, size_t len) {
 
 static bool status_ok(unsigned status) {
   return status == TALLY_BATCH_SCORED || status == TALLY_BATCH_JOB_ERROR ||
-         status == TALLY_BATCH_TOKEN;
+         status == TALLY_BATCH_TOKEN || status == TALLY_BATCH_JUDGE;
 }
 
 static bool id_ok(const char *id, size_t len) {

@@ -92,6 +92,8 @@ typedef enum tally_batch_status_e {
                                 can never succeed */
   TALLY_BATCH_TOKEN = 2,     /* a token job: body is {"submission",
                                 "participant"} */
+  TALLY_BATCH_JUDGE = 3,     /* a sample that needs a judge's verdict: body
+                                is {"submission", "prompt", "system"} */
 } tally_batch_status_t;
 
 /* Encodes one batch, framed, at the end of a buffer. Usage:

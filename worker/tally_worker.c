@@ -62,6 +62,7 @@ static void worker_init(worker_t *w) {
   tally_contestset_init(&w->contests);
   tally_engine_init(&w->engine, &w->tasks);
   w->engine.accept_tokens = true;
+  w->engine.accept_judge = true;
   w->engine.add_version = true;
   tally_frame_reader_init(&w->in);
   tally_buf_init(&w->out);
@@ -197,7 +198,9 @@ static int put_contest_parts(worker_t *w, size_t body) {
 static tally_batch_status_t status_of(int rc) {
   if (rc == 0)
     return TALLY_BATCH_SCORED;
-  return rc == TALLY_ENGINE_TOKEN ? TALLY_BATCH_TOKEN : TALLY_BATCH_JOB_ERROR;
+  return rc == TALLY_ENGINE_TOKEN   ? TALLY_BATCH_TOKEN
+         : rc == TALLY_ENGINE_JUDGE ? TALLY_BATCH_JUDGE
+                                    : TALLY_BATCH_JOB_ERROR;
 }
 
 /* Scores one job into the response w builds. Returns 0, or a negative
