@@ -49,8 +49,8 @@ static tally__job_t *waiting_job(ask_t *a) {
 
 /* Sends j back to be scored again, its job now carrying value (the
  * "judge" member's JSON text); or hands it back during a drain. */
-static void score_again(tally_dispatch_t *d, tally__job_t *j,
-                        const char *value, size_t vlen) {
+static void score_again(tally_dispatch_t *d, tally__job_t *j, const char *value,
+                        size_t vlen) {
   j->judge_req = NULL;
   size_t n = 0;
   char *text = tally_verdict_inject(j->text, j->pj.len, value, vlen, &n);
@@ -103,11 +103,10 @@ static void on_kept(tally_redis_t *r, redisReply *reply, void *priv) {
   tally__job_t *j = waiting_job(a);
   if (j != NULL) {
     /* EXEC's reply: HSETNX's, then HGET's, the verdict now kept. */
-    const redisReply *got =
-        reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
-                reply->elements == 2
-            ? reply->element[1]
-            : NULL;
+    const redisReply *got = reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
+                                    reply->elements == 2
+                                ? reply->element[1]
+                                : NULL;
     if (got != NULL && got->type == REDIS_REPLY_STRING) {
       score_again(a->d, j, got->str, got->len);
     } else {
@@ -115,9 +114,8 @@ static void on_kept(tally_redis_t *r, redisReply *reply, void *priv) {
        * same prompt asks again. */
       tally_log(a->d->opt.log, TALLY_LOG_WARN, "judge.unkept",
                 "%s: the verdict could not be kept in Redis (%s)", j->id,
-                reply != NULL && reply->type == REDIS_REPLY_ERROR
-                    ? reply->str
-                    : "no reply");
+                reply != NULL && reply->type == REDIS_REPLY_ERROR ? reply->str
+                                                                  : "no reply");
       score_again(a->d, j, a->value, a->value_len);
     }
   }
@@ -162,8 +160,8 @@ static void on_answer(void *data, const char *reply, size_t len,
   const int argc[] = {4, 3};
   const char *const *argv[] = {set, get};
   const size_t *const lens[] = {setl, getl};
-  if (tally_redis_transaction(&d->wr, d->opt.command_timeout_ms, on_kept, a,
-                              2, argc, argv, lens) != 0) {
+  if (tally_redis_transaction(&d->wr, d->opt.command_timeout_ms, on_kept, a, 2,
+                              argc, argv, lens) != 0) {
     /* No connection: used now, kept by the next sample of the prompt. */
     score_again(d, j, a->value, a->value_len);
     ask_free(a);
@@ -206,7 +204,8 @@ static void on_cached(tally_redis_t *r, redisReply *reply, void *priv) {
   system = cJSON_IsString(s) ? s->valuestring : NULL;
   if (prompt != NULL) {
     d->stats.judge_asked++;
-    j->judge_req = tally_judge_ask(d->opt.judge, system, prompt, on_answer, j);
+    j->judge_req =
+        tally_judge_ask(d->opt.judge, j->id, system, prompt, on_answer, j);
   }
   cJSON_Delete(v);
   if (j->judge_req == NULL)

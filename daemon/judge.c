@@ -25,10 +25,11 @@ struct tally_judge_req_s {
   char *reply;
   size_t reply_len, reply_cap;
   bool too_big;
-  uint64_t due;         /* loop time at which it may start */
-  unsigned attempt;     /* attempts started */
-  int64_t retry_after;  /* ms, from the last answer's Retry-After; -1 */
-  char last[200];       /* why the last attempt failed */
+  uint64_t due;        /* loop time at which it may start */
+  unsigned attempt;    /* attempts started */
+  int64_t retry_after; /* ms, from the last answer's Retry-After; -1 */
+  char last[200];      /* why the last attempt failed */
+  char label[96];      /* what the log calls it */
   char errbuf[CURL_ERROR_SIZE];
   tally_judge_cb cb;
   void *data;
@@ -319,7 +320,7 @@ static void finished(tally_judge_client_t *c, tally_judge_req_t *r,
   bool retry = true;
   if (code != CURLE_OK) {
     snprintf(r->last, sizeof(r->last), "%.150s",
-             r->too_big         ? "the reply is larger than 8 MiB"
+             r->too_big          ? "the reply is larger than 8 MiB"
              : r->errbuf[0] != 0 ? r->errbuf
                                  : curl_easy_strerror(code));
   } else if (status >= 200 && status < 300) {
@@ -354,8 +355,8 @@ static void finished(tally_judge_client_t *c, tally_judge_req_t *r,
     wait = c->opt.backoff_max_ms;
   c->retried++;
   tally_log(c->opt.log, TALLY_LOG_INFO, "judge.retry",
-            "the judge: attempt %u failed (%s); again in %llu ms", r->attempt,
-            r->last, (unsigned long long)wait);
+            "%s: the judge's attempt %u failed (%s); again in %llu ms",
+            r->label, r->attempt, r->last, (unsigned long long)wait);
   r->due = uv_now(c->loop) + wait;
   push_waiting(c, r);
 }
@@ -373,7 +374,9 @@ static void check_done(tally_judge_client_t *c) {
   pump(c);
 }
 
-static void on_wake(uv_timer_t *t) { pump(t->data); }
+static void on_wake(uv_timer_t *t) {
+  pump(t->data);
+}
 
 /* Starts what is due, while there is room, and wakes for the next. */
 static void pump(tally_judge_client_t *c) {
@@ -412,9 +415,8 @@ int tally_judge_client_init(uv_loop_t *loop, tally_judge_client_t *c,
     c->opt.concurrency = 1;
   if (c->opt.attempts == 0)
     c->opt.attempts = 1;
-  if (opt->url == NULL ||
-      (strncmp(opt->url, "http://", 7) != 0 &&
-       strncmp(opt->url, "https://", 8) != 0)) {
+  if (opt->url == NULL || (strncmp(opt->url, "http://", 7) != 0 &&
+                           strncmp(opt->url, "https://", 8) != 0)) {
     snprintf(err, errlen, "--judge-url: must be an http:// or https:// URL");
     return TALLY_EINVAL;
   }
@@ -422,9 +424,9 @@ int tally_judge_client_init(uv_loop_t *loop, tally_judge_client_t *c,
   size_t n = strlen(opt->url);
   while (n > 0 && opt->url[n - 1] == '/')
     n--;
-  bool whole = n >= sizeof(tail) - 1 &&
-               memcmp(opt->url + n - (sizeof(tail) - 1), tail,
-                      sizeof(tail) - 1) == 0;
+  bool whole =
+      n >= sizeof(tail) - 1 &&
+      memcmp(opt->url + n - (sizeof(tail) - 1), tail, sizeof(tail) - 1) == 0;
   c->endpoint = malloc(n + sizeof(tail));
   if (c->endpoint == NULL || curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
     free(c->endpoint);
@@ -471,9 +473,9 @@ int tally_judge_client_init(uv_loop_t *loop, tally_judge_client_t *c,
   return 0;
 }
 
-tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *system,
-                                   const char *prompt, tally_judge_cb cb,
-                                   void *data) {
+tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *label,
+                                   const char *system, const char *prompt,
+                                   tally_judge_cb cb, void *data) {
   if (c->closing)
     return NULL;
   tally_judge_req_t *r = calloc(1, sizeof(*r));
@@ -499,6 +501,7 @@ tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *system,
   }
   r->body = b.data; /* the buffer's memory, now the request's */
   r->body_len = b.len;
+  snprintf(r->label, sizeof(r->label), "%s", label);
   r->c = c;
   r->cb = cb;
   r->data = data;

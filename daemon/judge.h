@@ -14,10 +14,10 @@
 #include "daemon/log.h"
 
 typedef struct tally_judge_options_s {
-  const char *url;   /* the endpoint's base (.../v1) or its
-                        .../chat/completions */
-  const char *model; /* the judge model */
-  const char *key;   /* NULL: no Authorization header */
+  const char *url;         /* the endpoint's base (.../v1) or its
+                              .../chat/completions */
+  const char *model;       /* the judge model */
+  const char *key;         /* NULL: no Authorization header */
   unsigned concurrency;    /* requests in flight, at most */
   uint64_t timeout_ms;     /* of one attempt */
   unsigned attempts;       /* per request, at least 1 */
@@ -38,10 +38,10 @@ typedef struct tally_judge_client_s {
   uv_loop_t *loop;
   tally_judge_options_t opt;
   char *endpoint;
-  void *multi;         /* CURLM */
-  void *headers;       /* struct curl_slist */
-  uv_timer_t timer;    /* libcurl's timeout */
-  uv_timer_t wake;     /* the next retry that is due */
+  void *multi;                               /* CURLM */
+  void *headers;                             /* struct curl_slist */
+  uv_timer_t timer;                          /* libcurl's timeout */
+  uv_timer_t wake;                           /* the next retry that is due */
   tally_judge_req_t *waiting, *waiting_tail; /* queued */
   tally_judge_req_t *running, *running_tail; /* in flight */
   void *socks; /* the poll handles of libcurl's sockets */
@@ -58,10 +58,11 @@ int tally_judge_client_init(uv_loop_t *loop, tally_judge_client_t *c,
                             size_t errlen);
 
 /* Queues a request; cb runs once it has an answer (never before this
- * returns). Returns the request, or NULL when out of memory. */
-tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *system,
-                                   const char *prompt, tally_judge_cb cb,
-                                   void *data);
+ * returns). label names it in the log (the job's entry id). Returns the
+ * request, or NULL when out of memory. */
+tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *label,
+                                   const char *system, const char *prompt,
+                                   tally_judge_cb cb, void *data);
 
 /* Drops a request: its callback will not run. */
 void tally_judge_cancel(tally_judge_client_t *c, tally_judge_req_t *r);

@@ -170,6 +170,35 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
                     "From a job's entry time (its stream ID) to its post",
                     &tot.latency);
 
+  /* The judge (docs/benchmarks.md). */
+  tally_metric_family(b, "tally_judge_samples_total", TALLY_COUNTER,
+                      "Samples that needed a judge's verdict, by where it "
+                      "came from: kept (in <p>:verdicts), asked (sent to the "
+                      "judge), failed (the judge could not answer: posted "
+                      "unjudged)");
+  tally_metric_sample(b, "tally_judge_samples_total", "outcome", "kept",
+                      (double)s->verdicts_kept);
+  tally_metric_sample(b, "tally_judge_samples_total", "outcome", "asked",
+                      (double)s->judge_asked);
+  tally_metric_sample(b, "tally_judge_samples_total", "outcome", "failed",
+                      (double)s->judge_failed);
+  const tally_judge_client_t *jc = d != NULL ? d->opt.judge : NULL;
+  if (jc != NULL) {
+    tally_metric_family(b, "tally_judge_requests_total", TALLY_COUNTER,
+                        "Requests to the judge model: answered, retried "
+                        "(an attempt failed and another follows) and "
+                        "failed (no attempt left)");
+    tally_metric_sample(b, "tally_judge_requests_total", "outcome", "answered",
+                        (double)jc->answered);
+    tally_metric_sample(b, "tally_judge_requests_total", "outcome", "retried",
+                        (double)jc->retried);
+    tally_metric_sample(b, "tally_judge_requests_total", "outcome", "failed",
+                        (double)jc->failed);
+    gauge(b, "tally_judge_requests_pending",
+          "Requests to the judge model in flight or waiting for a turn",
+          (double)tally_judge_pending(jc));
+  }
+
   /* Redis. */
   tally_metric_family(b, "tally_redis_up", TALLY_GAUGE,
                       "1 while the connection to Redis is up");

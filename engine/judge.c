@@ -194,9 +194,9 @@ int tally_judge_parse(const cJSON *v, tally_judge_t **out, tally_diag_t *d,
     tally_jpath_restore(path, at);
   }
   if (rc == 0 && j->template_text == NULL &&
-      (j->template_text = strdup(j->rule == TALLY_JUDGE_GRADE
-                                     ? grade_template
-                                     : score_template)) == NULL)
+      (j->template_text =
+           strdup(j->rule == TALLY_JUDGE_GRADE ? grade_template
+                                               : score_template)) == NULL)
     rc = tally_diag_add(d, path, "out of memory");
   const char *why =
       rc == 0 ? template_error(j->template_text, &j->uses_question) : NULL;
@@ -217,8 +217,7 @@ int tally_judge_parse(const cJSON *v, tally_judge_t **out, tally_diag_t *d,
  * reply that is one letter A, B or C between white space. */
 static tally_judge_state_t grade(const char *s, size_t len, double *outcome,
                                  char *verdict, size_t vlen) {
-  static const char *const grades[] = {"CORRECT", "INCORRECT",
-                                       "NOT_ATTEMPTED"};
+  static const char *const grades[] = {"CORRECT", "INCORRECT", "NOT_ATTEMPTED"};
   size_t a = 0, b = len;
   while (a < b && (s[a] == ' ' || (s[a] >= '\t' && s[a] <= '\r')))
     a++;
@@ -251,16 +250,15 @@ static bool match_number(const char *re_text, pcre2_code *re, const char *s,
   if (re == NULL) {
     int code;
     PCRE2_SIZE off;
-    re = own = pcre2_compile((PCRE2_SPTR)re_text, PCRE2_ZERO_TERMINATED,
-                             PCRE2_MATCH_INVALID_UTF | PCRE2_UTF, &code, &off,
-                             NULL);
+    re = own =
+        pcre2_compile((PCRE2_SPTR)re_text, PCRE2_ZERO_TERMINATED,
+                      PCRE2_MATCH_INVALID_UTF | PCRE2_UTF, &code, &off, NULL);
     if (re == NULL)
       return false;
   }
   pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
   bool ok = false;
-  if (md != NULL &&
-      pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, md, NULL) >= 1) {
+  if (md != NULL && pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, md, NULL) >= 1) {
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
     uint32_t groups = pcre2_get_ovector_count(md);
     size_t g = groups > 1 && ov[2] != PCRE2_UNSET ? 1 : 0;
@@ -282,10 +280,17 @@ static bool match_number(const char *re_text, pcre2_code *re, const char *s,
 /* A JSON object's "score": a number, true/false, or a string holding a
  * number, as Python's float() takes them. */
 static bool json_score(const char *s, size_t len, double *x) {
-  cJSON *v = cJSON_ParseWithLength(s, len);
-  const cJSON *sc = cJSON_IsObject(v)
-                        ? cJSON_GetObjectItemCaseSensitive(v, "score")
-                        : NULL;
+  /* The whole reply, as json.loads takes it: nothing after the value but
+   * white space. */
+  char *copy = malloc(len + 1);
+  if (copy == NULL)
+    return false;
+  memcpy(copy, s, len);
+  copy[len] = '\0';
+  cJSON *v = strlen(copy) == len ? cJSON_ParseWithOpts(copy, NULL, true) : NULL;
+  free(copy);
+  const cJSON *sc =
+      cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "score") : NULL;
   bool ok = false;
   if (cJSON_IsNumber(sc)) {
     *x = sc->valuedouble;
@@ -324,8 +329,8 @@ tally_judge_state_t tally_judge_verdict(const tally_judge_t *j,
     ok = match_number(NULL, j->pattern, reply, len, &x);
   else
     ok = json_score(reply, len, &x) ||
-         match_number("\"score\"\\s*:\\s*(\\d+(?:\\.\\d+)?)", NULL, reply,
-                      len, &x) ||
+         match_number("\"score\"\\s*:\\s*(\\d+(?:\\.\\d+)?)", NULL, reply, len,
+                      &x) ||
          match_number("\\b(\\d+)\\s*/\\s*\\d+\\b", NULL, reply, len, &x);
   if (!ok)
     return TALLY_JUDGE_UNPARSEABLE;
@@ -334,7 +339,12 @@ tally_judge_state_t tally_judge_verdict(const tally_judge_t *j,
   double r = x / j->max_score;
   *outcome = r < 0 ? 0 : r > 1 ? 1 : r;
   snprintf(verdict, vlen, "%.17g", x);
-  /* Shortest text that reads back the same. */
+  /* A whole number as one; else the shortest text that reads back the
+   * same. */
+  if (x == floor(x) && fabs(x) < 1e15) {
+    snprintf(verdict, vlen, "%.0f", x);
+    return TALLY_JUDGE_JUDGED;
+  }
   for (int p = 1; p <= 17; p++) {
     char t[40];
     snprintf(t, sizeof(t), "%.*g", p, x);

@@ -469,20 +469,20 @@ Test(batch, refuses_an_unknown_status) {
   static const char payload[] = "\0\0\0\1"
                                 "\0\0\0\1"
                                 "a"
-                                "\3"
+                                "\4"
                                 "\0\0\0\0";
   tally_batch_reader_t br;
   tally_batch_result_t res;
   cr_assert_eq(tally_batch_reader_init(&br, payload, sizeof(payload) - 1), 0);
   cr_assert_eq(tally_batch_next_result(&br, &res), TALLY_EINVAL);
-  cr_assert(strstr(br.err, "unknown status 3") != NULL, "%s", br.err);
+  cr_assert(strstr(br.err, "unknown status 4") != NULL, "%s", br.err);
   cr_assert_eq(tally_batch_next_result(&br, &res), TALLY_EINVAL);
 
   tally_buf_t b;
   tally_batch_writer_t w;
   tally_buf_init(&b);
   tally_batch_writer_begin(&w, &b);
-  tally_batch_put_result(&w, "a", 1, (tally_batch_status_t)3, "{}", 2);
+  tally_batch_put_result(&w, "a", 1, (tally_batch_status_t)4, "{}", 2);
   cr_assert_eq(tally_batch_writer_end(&w), TALLY_EINVAL);
   cr_assert_eq(b.len, 0);
   tally_buf_close(&b);

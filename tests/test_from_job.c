@@ -29,7 +29,7 @@ Test(from_job, decodes_strictly) {
        "task.json: from_job: must be an object naming the job keys"},
       {TASK(", \"from_job\": {\"answer\": \"a\"}"),
        "task.json: from_job.answer: unknown key (from_job has target, "
-       "problem and category)"},
+       "problem, category and question)"},
       {TASK(", \"from_job\": {\"target\": \"\"}"),
        "task.json: from_job.target: must be the name of a job key"},
       {TASK(", \"from_job\": {\"problem\": 3}"),
