@@ -32,7 +32,7 @@ typedef struct report_sample_s {
   uint32_t participant, task, category; /* in the report's name tables */
   double reward;                        /* score / max_score */
   bool correct;                         /* reward >= correct_threshold */
-  int failure;   /* index in tally_failure_categories, or -1 */
+  int failure; /* index in tally_failure_categories, or -1 */
   /* A judged task's sample (engine/judge.h): 0 none, 1 judged, 2
    * unparseable, 3 unjudged. */
   signed char judge;

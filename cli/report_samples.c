@@ -160,10 +160,9 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
   static const char *const top[] = {"contest", "participant", "task",
                                     "scored",  "score",       "max_score",
                                     "sample",  "submission"};
-  static const char *const in_sample[] = {"category",  "correct_threshold",
-                                          "failure",   "preview",
-                                          "extracted", "problem",
-                                          "judge"};
+  static const char *const in_sample[] = {
+      "category",  "correct_threshold", "failure", "preview",
+      "extracted", "problem",           "judge"};
   const cJSON *m[8], *sm[7];
   pick(s, top, m, 8);
   pick(m[6], in_sample, sm, 7);

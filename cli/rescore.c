@@ -401,10 +401,10 @@ static int score_judged(worker_t *w, const char *job, size_t len) {
                      hash);
   cJSON_Delete(v);
   redisReply *r = redisCommand(w->c, "HGET %s %s", key, hash);
-  if (r == NULL || (r->type != REDIS_REPLY_STRING &&
-                    r->type != REDIS_REPLY_NIL)) {
-    int rc = tally__rs_reply_error(w->run, w->c, r, "HGET", w->err,
-                                   sizeof(w->err));
+  if (r == NULL ||
+      (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL)) {
+    int rc =
+        tally__rs_reply_error(w->run, w->c, r, "HGET", w->err, sizeof(w->err));
     if (r != NULL)
       freeReplyObject(r);
     return rc;

@@ -59,8 +59,8 @@ typedef struct tally_settings_s {
   char *judge_url, *judge_model, *judge_key_file;
   unsigned judge_concurrency, judge_attempts;
   uint64_t judge_timeout, judge_backoff, judge_backoff_max;
-  bool http_given;              /* --http (or http) was set, not defaulted */
-  char *config;                 /* --config FILE, or NULL */
+  bool http_given; /* --http (or http) was set, not defaulted */
+  char *config;    /* --config FILE, or NULL */
 } tally_settings_t;
 
 /* Sets the defaults. Every string is malloc'ed and owned by s. Never

@@ -58,10 +58,10 @@ typedef struct tallyd_s {
   tally_dispatch_t *disps;
   size_t ndisps, ndrained, nclosed;
   tally_dispatch_group_t group;
-  bool rescore_child_up; /* resc is initialised (--auto-rescore) */
+  bool rescore_child_up;      /* resc is initialised (--auto-rescore) */
   tally_judge_client_t judge; /* --judge-url */
   bool judge_up;
-  bool rescored;         /* the rescore at start has been asked for */
+  bool rescored; /* the rescore at start has been asked for */
   tally_rescore_child_t resc;
   bool pidfile_written;
   int pidfile_fd; /* holds the lock on --pidfile; -1 when none */
@@ -312,9 +312,8 @@ static int judge_key(tallyd_t *t, char **key) {
   FILE *f = fopen(path, "r");
   char line[4096];
   if (f == NULL || fgets(line, sizeof(line), f) == NULL) {
-    tally_log(&t->log, TALLY_LOG_ERROR, "config",
-              "--judge-key-file %s: %s", path,
-              f == NULL ? strerror(errno) : "the file is empty");
+    tally_log(&t->log, TALLY_LOG_ERROR, "config", "--judge-key-file %s: %s",
+              path, f == NULL ? strerror(errno) : "the file is empty");
     if (f != NULL)
       fclose(f);
     return EXIT_CONFIG;

@@ -262,8 +262,8 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task,
     int rc = bind_evals(job, task, NULL, scratch, err, errlen);
     if (rc == 0 && task->judge != NULL)
       rc = judge_sample(job, task,
-                        task->expected != NULL ? &task->expected[0] : NULL,
-                        err, errlen);
+                        task->expected != NULL ? &task->expected[0] : NULL, err,
+                        errlen);
     return rc;
   }
   /* The expected answer of from_job.target: a string, a number, or an

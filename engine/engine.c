@@ -1,8 +1,8 @@
 /* Job text to result text: decode, bind to the task, score, render; and
  * the summary and views of the job just scored. */
 #include "engine/engine.h"
-#include "engine/judge.h"
 #include "engine/bind.h"
+#include "engine/judge.h"
 #include "engine/render_answer.h"
 #include "engine/render_run.h"
 #include "engine/views.h"

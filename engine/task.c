@@ -1,7 +1,7 @@
 /* The strict task config decoder. */
 #include "engine/task.h"
-#include "engine/judge.h"
 #include "config/cfg.h"
+#include "engine/judge.h"
 #include "evalspecs/spec.h"
 #include "scorecards/scorecard.h"
 
@@ -578,8 +578,7 @@ int tally_task_parse(const tally_registry_t *reg, const char *text, size_t len,
                           "only an output_only task takes it (the output of "
                           "its one testcase is the response judged)");
     else if (tc_rc == 0 && task->ntestcases != 1)
-      rc = tally_diag_add(d, &path,
-                          "a judged task has one testcase, not %zu",
+      rc = tally_diag_add(d, &path, "a judged task has one testcase, not %zu",
                           task->ntestcases);
     else if (task->judge->uses_question && task->job_question == NULL)
       rc = tally_diag_add(d, &path,
