@@ -204,8 +204,8 @@ static void on_cached(tally_redis_t *r, redisReply *reply, void *priv) {
   system = cJSON_IsString(s) ? s->valuestring : NULL;
   if (prompt != NULL) {
     d->stats.judge_asked++;
-    j->judge_req =
-        tally_judge_ask(d->opt.judge, j->id, system, prompt, on_answer, j);
+    j->judge_req = tally_judge_ask(d->opt.judge, j->judge_hash, j->id, system,
+                                   prompt, on_answer, j);
   }
   cJSON_Delete(v);
   if (j->judge_req == NULL)

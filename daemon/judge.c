@@ -16,10 +16,25 @@
 /* A reply larger than this is refused (and retried). */
 #define REPLY_MAX (8u << 20)
 
+typedef struct flight_s flight_t;
+
+/* A caller's request: one of the tickets of a flight. */
 struct tally_judge_req_s {
+  flight_t *f;
+  tally_judge_req_t *prev, *next; /* in f->tickets */
+  tally_judge_cb cb;
+  void *data;
+};
+
+/* One prompt's request to the judge, and the callers waiting for it. */
+struct flight_s {
   tally_judge_client_t *c;
-  tally_judge_req_t *prev, *next; /* in c->waiting, or among the active */
-  CURL *easy;                     /* while in flight */
+  tally_judge_req_t *tickets;
+  flight_t *hnext; /* in c->by_key */
+  char key[72];    /* "" when asked without one */
+  bool delivering;
+  flight_t *prev, *next; /* in c->waiting, or among the active */
+  CURL *easy;            /* while in flight */
   char *body;
   size_t body_len;
   char *reply;
@@ -31,9 +46,26 @@ struct tally_judge_req_s {
   char last[200];      /* why the last attempt failed */
   char label[96];      /* what the log calls it */
   char errbuf[CURL_ERROR_SIZE];
-  tally_judge_cb cb;
-  void *data;
 };
+
+#define BUCKETS 4096
+
+static flight_t **bucket(tally_judge_client_t *c, const char *key) {
+  unsigned h = 5381;
+  for (const char *p = key; *p; p++)
+    h = h * 33 + (unsigned char)*p;
+  return &c->by_key[h % BUCKETS];
+}
+
+static void unhash(tally_judge_client_t *c, flight_t *f) {
+  if (f->key[0] == '\0')
+    return;
+  for (flight_t **p = bucket(c, f->key); *p != NULL; p = &(*p)->hnext)
+    if (*p == f) {
+      *p = f->hnext;
+      break;
+    }
+}
 
 static void on_sock_closed_cb(uv_handle_t *h);
 
@@ -61,8 +93,7 @@ static void sock_close(tally_judge_client_t *c, sock_t *k) {
 static void pump(tally_judge_client_t *c);
 static void check_done(tally_judge_client_t *c);
 
-static void unlink_req(tally_judge_req_t **head, tally_judge_req_t **tail,
-                       tally_judge_req_t *r) {
+static void unlink_req(flight_t **head, flight_t **tail, flight_t *r) {
   if (r->prev != NULL)
     r->prev->next = r->next;
   else
@@ -74,8 +105,7 @@ static void unlink_req(tally_judge_req_t **head, tally_judge_req_t **tail,
   r->prev = r->next = NULL;
 }
 
-static void push_req(tally_judge_req_t **head, tally_judge_req_t **tail,
-                     tally_judge_req_t *r) {
+static void push_req(flight_t **head, flight_t **tail, flight_t *r) {
   r->prev = *tail;
   r->next = NULL;
   if (*tail != NULL)
@@ -85,15 +115,15 @@ static void push_req(tally_judge_req_t **head, tally_judge_req_t **tail,
   *tail = r;
 }
 
-static void push_waiting(tally_judge_client_t *c, tally_judge_req_t *r) {
+static void push_waiting(tally_judge_client_t *c, flight_t *r) {
   push_req(&c->waiting, &c->waiting_tail, r);
 }
 
-static void unlink_waiting(tally_judge_client_t *c, tally_judge_req_t *r) {
+static void unlink_waiting(tally_judge_client_t *c, flight_t *r) {
   unlink_req(&c->waiting, &c->waiting_tail, r);
 }
 
-static void req_free(tally_judge_req_t *r) {
+static void req_free(flight_t *r) {
   if (r == NULL)
     return;
   free(r->body);
@@ -187,7 +217,7 @@ static int on_timer_set(CURLM *multi, long timeout_ms, void *userp) {
 /* One attempt. */
 
 static size_t on_write(char *p, size_t size, size_t n, void *data) {
-  tally_judge_req_t *r = data;
+  flight_t *r = data;
   size_t len = size * n;
   if (r->reply_len + len > REPLY_MAX) {
     r->too_big = true;
@@ -211,7 +241,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *data) {
 
 /* Retry-After: a number of seconds, or an HTTP date. */
 static size_t on_header(char *p, size_t size, size_t n, void *data) {
-  tally_judge_req_t *r = data;
+  flight_t *r = data;
   size_t len = size * n;
   static const char name[] = "retry-after:";
   if (len > sizeof(name) - 1 && len < 200 &&
@@ -240,7 +270,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *data) {
   return len;
 }
 
-static void start(tally_judge_client_t *c, tally_judge_req_t *r) {
+static void start(tally_judge_client_t *c, flight_t *r) {
   r->attempt++;
   r->reply_len = 0;
   r->too_big = false;
@@ -297,19 +327,28 @@ static char *content_of(const char *body, size_t len, size_t *out_len) {
   return out;
 }
 
-static void deliver(tally_judge_client_t *c, tally_judge_req_t *r,
-                    const char *reply, size_t len, const char *error) {
+/* Calls every caller of flight r back, and frees it. */
+static void deliver(tally_judge_client_t *c, flight_t *r, const char *reply,
+                    size_t len, const char *error) {
   if (reply != NULL)
     c->answered++;
   else
     c->failed++;
-  r->cb(r->data, reply, len, error);
+  unhash(c, r);
+  r->delivering = true;
+  tally_judge_req_t *t;
+  while ((t = r->tickets) != NULL) {
+    r->tickets = t->next;
+    if (t->next != NULL)
+      t->next->prev = NULL;
+    t->cb(t->data, reply, len, error);
+    free(t);
+  }
   req_free(r);
 }
 
 /* An attempt ended with code (libcurl's) and HTTP status. */
-static void finished(tally_judge_client_t *c, tally_judge_req_t *r,
-                     CURLcode code) {
+static void finished(tally_judge_client_t *c, flight_t *r, CURLcode code) {
   long status = 0;
   curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
   curl_multi_remove_handle(c->multi, r->easy);
@@ -367,7 +406,7 @@ static void check_done(tally_judge_client_t *c) {
   while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
     if (m->msg != CURLMSG_DONE)
       continue;
-    tally_judge_req_t *r = NULL;
+    flight_t *r = NULL;
     curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
     finished(c, r, m->data.result);
   }
@@ -389,9 +428,9 @@ static void pump(tally_judge_client_t *c) {
     return;
   }
   uint64_t now = uv_now(c->loop), next = UINT64_MAX;
-  tally_judge_req_t *r = c->waiting;
+  flight_t *r = c->waiting;
   while (r != NULL && c->active < c->opt.concurrency) {
-    tally_judge_req_t *after = r->next;
+    flight_t *after = r->next;
     if (r->due <= now) {
       unlink_waiting(c, r);
       start(c, r);
@@ -453,7 +492,9 @@ int tally_judge_client_init(uv_loop_t *loop, tally_judge_client_t *c,
     }
   }
   c->multi = curl_multi_init();
-  if (h == NULL || c->multi == NULL) {
+  c->by_key = calloc(BUCKETS, sizeof(*c->by_key));
+  if (h == NULL || c->multi == NULL || c->by_key == NULL) {
+    free(c->by_key);
     curl_slist_free_all(h);
     if (c->multi != NULL)
       curl_multi_cleanup(c->multi);
@@ -473,12 +514,32 @@ int tally_judge_client_init(uv_loop_t *loop, tally_judge_client_t *c,
   return 0;
 }
 
-tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *label,
-                                   const char *system, const char *prompt,
-                                   tally_judge_cb cb, void *data) {
+/* Adds a caller to flight f. */
+static tally_judge_req_t *ticket(flight_t *f, tally_judge_cb cb, void *data) {
+  tally_judge_req_t *t = calloc(1, sizeof(*t));
+  if (t == NULL)
+    return NULL;
+  t->f = f;
+  t->cb = cb;
+  t->data = data;
+  t->next = f->tickets;
+  if (t->next != NULL)
+    t->next->prev = t;
+  f->tickets = t;
+  return t;
+}
+
+tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *key,
+                                   const char *label, const char *system,
+                                   const char *prompt, tally_judge_cb cb,
+                                   void *data) {
   if (c->closing)
     return NULL;
-  tally_judge_req_t *r = calloc(1, sizeof(*r));
+  if (key != NULL)
+    for (flight_t *f = *bucket(c, key); f != NULL; f = f->hnext)
+      if (strcmp(f->key, key) == 0)
+        return ticket(f, cb, data);
+  flight_t *r = calloc(1, sizeof(*r));
   if (r == NULL)
     return NULL;
   tally_buf_t b;
@@ -494,7 +555,8 @@ tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *label,
   tally_buf_puts(&b, "{\"role\":\"user\",\"content\":");
   tally_json_str(&b, prompt);
   tally_buf_puts(&b, "}]}");
-  if (b.oom) {
+  tally_judge_req_t *t = b.oom ? NULL : ticket(r, cb, data);
+  if (t == NULL) {
     tally_buf_close(&b);
     free(r);
     return NULL;
@@ -503,19 +565,24 @@ tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *label,
   r->body_len = b.len;
   snprintf(r->label, sizeof(r->label), "%s", label);
   r->c = c;
-  r->cb = cb;
-  r->data = data;
   r->due = uv_now(c->loop);
+  if (key != NULL) {
+    snprintf(r->key, sizeof(r->key), "%s", key);
+    flight_t **h = bucket(c, key);
+    r->hnext = *h;
+    *h = r;
+  }
   c->asked++;
   push_waiting(c, r);
   /* Started on the next turn of the loop, so that cb never runs inside
    * this call. */
   uv_timer_stop(&c->wake);
   uv_timer_start(&c->wake, on_wake, 0, 0);
-  return r;
+  return t;
 }
 
-void tally_judge_cancel(tally_judge_client_t *c, tally_judge_req_t *r) {
+/* Drops flight r, asked or not. */
+static void drop(tally_judge_client_t *c, flight_t *r) {
   if (r->easy != NULL) {
     curl_multi_remove_handle(c->multi, r->easy);
     curl_easy_cleanup(r->easy);
@@ -525,14 +592,34 @@ void tally_judge_cancel(tally_judge_client_t *c, tally_judge_req_t *r) {
   } else {
     unlink_waiting(c, r);
   }
+  unhash(c, r);
+  while (r->tickets != NULL) {
+    tally_judge_req_t *t = r->tickets;
+    r->tickets = t->next;
+    free(t);
+  }
   req_free(r);
+}
+
+void tally_judge_cancel(tally_judge_client_t *c, tally_judge_req_t *t) {
+  flight_t *r = t->f;
+  if (t->prev != NULL)
+    t->prev->next = t->next;
+  else
+    r->tickets = t->next;
+  if (t->next != NULL)
+    t->next->prev = t->prev;
+  free(t);
+  if (r->tickets != NULL || r->delivering)
+    return;
+  drop(c, r);
   if (!c->closing)
     pump(c);
 }
 
 unsigned tally_judge_pending(const tally_judge_client_t *c) {
   unsigned n = c->active;
-  for (const tally_judge_req_t *r = c->waiting; r != NULL; r = r->next)
+  for (const flight_t *r = c->waiting; r != NULL; r = r->next)
     n++;
   return n;
 }
@@ -548,9 +635,11 @@ void tally_judge_client_close(tally_judge_client_t *c,
   c->closing = true;
   c->close_cb = cb;
   while (c->waiting != NULL)
-    tally_judge_cancel(c, c->waiting);
+    drop(c, c->waiting);
   while (c->running != NULL)
-    tally_judge_cancel(c, c->running);
+    drop(c, c->running);
+  free(c->by_key);
+  c->by_key = NULL;
   curl_multi_cleanup(c->multi);
   c->multi = NULL;
   /* Sockets libcurl kept for reuse and did not remove. */

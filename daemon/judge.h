@@ -38,12 +38,15 @@ typedef struct tally_judge_client_s {
   uv_loop_t *loop;
   tally_judge_options_t opt;
   char *endpoint;
-  void *multi;                               /* CURLM */
-  void *headers;                             /* struct curl_slist */
-  uv_timer_t timer;                          /* libcurl's timeout */
-  uv_timer_t wake;                           /* the next retry that is due */
-  tally_judge_req_t *waiting, *waiting_tail; /* queued */
-  tally_judge_req_t *running, *running_tail; /* in flight */
+  void *multi;      /* CURLM */
+  void *headers;    /* struct curl_slist */
+  uv_timer_t timer; /* libcurl's timeout */
+  uv_timer_t wake;  /* the next retry that is due */
+  /* Requests: one per prompt (asking again for a prompt already asked
+   * joins the request), queued or in flight, and by prompt hash. */
+  struct flight_s *waiting, *waiting_tail;
+  struct flight_s *running, *running_tail;
+  struct flight_s **by_key;
   void *socks; /* the poll handles of libcurl's sockets */
   unsigned active, closing_handles;
   bool closing;
@@ -58,16 +61,20 @@ int tally_judge_client_init(uv_loop_t *loop, tally_judge_client_t *c,
                             size_t errlen);
 
 /* Queues a request; cb runs once it has an answer (never before this
- * returns). label names it in the log (the job's entry id). Returns the
- * request, or NULL when out of memory. */
-tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *label,
-                                   const char *system, const char *prompt,
-                                   tally_judge_cb cb, void *data);
+ * returns). key (the prompt's hash, TALLY_VERDICT_HASH_HEX characters) makes
+ * a request for a prompt already queued or in flight join it: one
+ * request, every callback. label names it in the log (the job's entry
+ * id). Returns the request, or NULL when out of memory. */
+tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *key,
+                                   const char *label, const char *system,
+                                   const char *prompt, tally_judge_cb cb,
+                                   void *data);
 
-/* Drops a request: its callback will not run. */
+/* Drops a request: its callback will not run (the request to the judge
+ * goes on while another caller waits for it). */
 void tally_judge_cancel(tally_judge_client_t *c, tally_judge_req_t *r);
 
-/* Requests queued or in flight. */
+/* Requests to the judge queued or in flight. */
 unsigned tally_judge_pending(const tally_judge_client_t *c);
 
 /* Cancels every request and closes the handles; cb runs when all are

@@ -6,9 +6,10 @@ on request.
 usage: judge_server.py PORT_FILE LOG_FILE [KEY]
 
 Listens on 127.0.0.1 (a free port, written to PORT_FILE once listening),
-appends one line per request to LOG_FILE: the SHA-256 of the user message
-and the answer given (a status, "drop" or "ok"). With KEY, a request
-without "Authorization: Bearer KEY" gets 401.
+appends one line per request to LOG_FILE: when it arrived (seconds since
+the epoch), the SHA-256 of the user message and the answer given (a
+status, "drop", "ok", or "gone" when the client left first). With KEY, a
+request without "Authorization: Bearer KEY" gets 401.
 
 The grade: CORRECT when the predicted answer (the line "Predicted answer:
 X" of the prompt) equals the gold target ("Gold target: Y"), else
@@ -60,6 +61,7 @@ class Judge(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_POST(self):
+        arrived = time.time()
         n = int(self.headers.get("Content-Length", "0"))
         req = json.loads(self.rfile.read(n))
         user = [m["content"] for m in req["messages"] if m["role"] == "user"][0]
@@ -67,9 +69,12 @@ class Judge(BaseHTTPRequestHandler):
         with lock:
             k = seen.get(h, 0)
             seen[h] = k + 1
-        said = self.decide(req, user, k)
+        try:
+            said = self.decide(req, user, k)
+        except OSError:
+            said = "gone"
         with lock, open(LOG_FILE, "a") as f:
-            f.write(f"{h} {said}\n")
+            f.write(f"{arrived:.3f} {h} {said}\n")
 
     def decide(self, req, user, k):
         if KEY is not None and self.headers.get("Authorization") != "Bearer " + KEY:
