@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 /* The default templates; each names the three placeholders. */
 static const char grade_template[] =
@@ -174,8 +175,8 @@ int tally_judge_parse(const cJSON *v, tally_judge_t **out, tally_diag_t *d,
                             "expression whose first group is the score)");
       } else if ((j->pattern = pcre2_compile(
                       (PCRE2_SPTR)m->valuestring, tally_json_strlen(m),
-                      PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &code, &off,
-                      NULL)) == NULL) {
+                      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code,
+                      &off, NULL)) == NULL) {
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(code, msg, sizeof(msg));
         rc = tally_diag_add(d, path, "is not a regular expression: %s at %zu",
@@ -243,6 +244,40 @@ static tally_judge_state_t grade(const char *s, size_t len, double *outcome,
   return TALLY_JUDGE_JUDGED;
 }
 
+/* The digit value of a decimal digit c (Unicode category Nd), or -1:
+ * Unicode lays each script's digits out 0 to 9 in a run. */
+static int digit_value(utf8proc_int32_t c) {
+  if (utf8proc_category(c) != UTF8PROC_CATEGORY_ND)
+    return -1;
+  utf8proc_int32_t start = c;
+  while (start > 0 && utf8proc_category(start - 1) == UTF8PROC_CATEGORY_ND)
+    start--;
+  return (int)((c - start) % 10);
+}
+
+/* A matched number's text (n bytes) as Python's float() reads it: any
+ * script's decimal digits. */
+static bool read_number(const char *s, size_t n, double *x) {
+  char buf[64];
+  size_t k = 0;
+  for (size_t i = 0; i < n && k + 1 < sizeof(buf);) {
+    utf8proc_int32_t c;
+    utf8proc_ssize_t m = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+                                          (utf8proc_ssize_t)(n - i), &c);
+    if (m <= 0)
+      return false;
+    int dv = c < 0x80 ? -1 : digit_value(c);
+    if (c >= 0x80 && dv < 0)
+      return false;
+    buf[k++] = dv >= 0 ? (char)('0' + dv) : (char)c;
+    i += (size_t)m;
+  }
+  buf[k] = '\0';
+  char *end;
+  *x = strtod(buf, &end);
+  return k > 0 && *end == '\0' && isfinite(*x);
+}
+
 /* The first match of re in s: group 1's text as a number into *x. */
 static bool match_number(const char *re_text, pcre2_code *re, const char *s,
                          size_t len, double *x) {
@@ -250,9 +285,9 @@ static bool match_number(const char *re_text, pcre2_code *re, const char *s,
   if (re == NULL) {
     int code;
     PCRE2_SIZE off;
-    re = own =
-        pcre2_compile((PCRE2_SPTR)re_text, PCRE2_ZERO_TERMINATED,
-                      PCRE2_MATCH_INVALID_UTF | PCRE2_UTF, &code, &off, NULL);
+    re = own = pcre2_compile((PCRE2_SPTR)re_text, PCRE2_ZERO_TERMINATED,
+                             PCRE2_MATCH_INVALID_UTF | PCRE2_UTF | PCRE2_UCP,
+                             &code, &off, NULL);
     if (re == NULL)
       return false;
   }
@@ -263,14 +298,7 @@ static bool match_number(const char *re_text, pcre2_code *re, const char *s,
     uint32_t groups = pcre2_get_ovector_count(md);
     size_t g = groups > 1 && ov[2] != PCRE2_UNSET ? 1 : 0;
     size_t n = ov[2 * g + 1] - ov[2 * g];
-    char buf[64];
-    if (n > 0 && n < sizeof(buf)) {
-      memcpy(buf, s + ov[2 * g], n);
-      buf[n] = '\0';
-      char *end;
-      *x = strtod(buf, &end);
-      ok = *end == '\0' && isfinite(*x);
-    }
+    ok = n > 0 && n < 64 && read_number(s + ov[2 * g], n, x);
   }
   pcre2_match_data_free(md);
   pcre2_code_free(own);

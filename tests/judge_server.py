@@ -13,7 +13,9 @@ request without "Authorization: Bearer KEY" gets 401.
 
 The grade: CORRECT when the predicted answer (the line "Predicted answer:
 X" of the prompt) equals the gold target ("Gold target: Y"), else
-INCORRECT. Markers in the predicted answer make it misbehave, on the
+INCORRECT, or NOT_ATTEMPTED for "I don't know". A prompt that asks for a
+JSON score (tally's default score template) gets {"score": 5} when the
+response holds the reference answer, else {"score": 2}. Markers in the predicted answer make it misbehave, on the
 first attempts for that prompt:
   [429]       429 with Retry-After: 1, twice
   [500]       500, twice
@@ -80,6 +82,13 @@ class Judge(BaseHTTPRequestHandler):
         if KEY is not None and self.headers.get("Authorization") != "Bearer " + KEY:
             self.answer(401, '{"error": "bad key"}')
             return "401"
+        if '{"score":' in user and "Response:" in user:
+            resp = user.split("Response:\n", 1)[1].split("\n\nReference", 1)[0]
+            ref = user.split("Reference answer (may be empty):\n", 1)[1]
+            ref = ref.split("\n\n", 1)[0].strip()
+            score = 5 if ref and ref.lower() in resp.lower() else 2
+            content = json.dumps({"score": score, "reasoning": "stand-in"})
+            return self.complete(req, content)
         got = field(user, "Predicted answer")
         gold = field(user, "Gold target")
         if "[429]" in got and k < 2:
@@ -103,7 +112,12 @@ class Judge(BaseHTTPRequestHandler):
             plain = got
             for m in ("[429]", "[500]", "[slow]", "[drop]", "[malformed]"):
                 plain = plain.replace(m, "")
-            content = "CORRECT" if plain.strip() == gold else "INCORRECT"
+            content = ("CORRECT" if plain.strip() == gold else
+                       "NOT_ATTEMPTED" if plain.strip() == "I don't know" else
+                       "INCORRECT")
+        return self.complete(req, content)
+
+    def complete(self, req, content):
         body = {"id": "x", "object": "chat.completion", "model": req["model"],
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant",
