@@ -387,6 +387,7 @@ static void on_tick(uv_timer_t *t) {
   refresh_lease(d);
   retain(d, now);
   tally__probe(d, now);
+  tally__judge_hold(d, now);
   if (now >= d->next_stats) {
     d->next_stats = now + STATS_EVERY_MS;
     log_stats(d);

@@ -189,6 +189,7 @@ struct tally_dispatch_s {
   unsigned calls;                         /* script calls in flight on wr */
   uv_timer_t timer; /* claims, stats, the drain deadline */
   uint64_t next_claim, next_stats, drain_deadline;
+  uint64_t next_hold; /* when the judged samples' entries are held next */
   tally_dispatch_stats_t last_stats;
   void (*drained_cb)(tally_dispatch_t *d);
   void (*close_cb)(tally_dispatch_t *d);

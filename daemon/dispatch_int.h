@@ -110,6 +110,9 @@ void tally__flush(tally_dispatch_t *d);
  * scored again with it. */
 void tally__judge(tally_dispatch_t *d, tally__job_t *j, const char *body,
                   size_t len);
+/* Keeps the entries of the samples waiting for a verdict from looking
+ * idle to other daemons' claims: every third of --claim-idle. */
+void tally__judge_hold(tally_dispatch_t *d, uint64_t now);
 /* Hands back the samples waiting for a judge's answer (a drain). */
 void tally__judge_drain(tally_dispatch_t *d);
 

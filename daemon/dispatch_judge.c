@@ -263,3 +263,40 @@ void tally__judge_drain(tally_dispatch_t *d) {
     }
   }
 }
+
+static void on_hold(tally_redis_t *r, redisReply *reply, void *priv) {
+  (void)priv;
+  tally_dispatch_t *d = r->data;
+  if (reply != NULL && reply->type == REDIS_REPLY_ERROR)
+    tally__reply_error(d, r, "the hold script", reply);
+}
+
+void tally__judge_hold(tally_dispatch_t *d, uint64_t now) {
+  enum { MAX = 256 };
+  if (d->opt.judge == NULL || now < d->next_hold || !d->ready || d->closing)
+    return;
+  d->next_hold = now + d->opt.claim_idle_ms / 3;
+  const char *argv[6 + 2 * MAX] = {
+      "EVAL", tally_lua_hold, "1", d->jobs_key, TALLY_GROUP, d->opt.consumer};
+  char dl[MAX][16];
+  int argc = 6;
+  for (size_t i = 0; i < d->table_size; i++) {
+    for (tally__job_t *j = d->table[i]; j != NULL; j = j->hnext) {
+      if (j->state != JOB_JUDGE)
+        continue;
+      snprintf(dl[(argc - 6) / 2], sizeof(dl[0]), "%u",
+               (unsigned)j->pj.deliveries);
+      argv[argc] = j->id;
+      argv[argc + 1] = dl[(argc - 6) / 2];
+      argc += 2;
+      if (argc == 6 + 2 * MAX) {
+        tally_redis_command(&d->wr, d->opt.command_timeout_ms, on_hold, NULL,
+                            argc, argv, NULL);
+        argc = 6;
+      }
+    }
+  }
+  if (argc > 6)
+    tally_redis_command(&d->wr, d->opt.command_timeout_ms, on_hold, NULL, argc,
+                        argv, NULL);
+}

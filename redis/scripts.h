@@ -30,6 +30,8 @@ extern const char tally_lua_post[];    /* owned, job_of, contest, post */
 extern const char tally_lua_history[]; /* job_of, history */
 extern const char tally_lua_claim[];   /* job_of, released, claim */
 extern const char tally_lua_retry[];   /* owned, retry */
+/* owned, hold: sent with EVAL while samples wait for a judge */
+extern const char tally_lua_hold[];
 extern const char tally_lua_release[]; /* owned, released, release */
 extern const char tally_lua_rescore[]; /* contest, rescore */
 /* The small scripts sent with EVAL: the consumer group (group.lua), the

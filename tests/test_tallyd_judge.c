@@ -140,6 +140,7 @@ static cJSON *report_judge(void) {
   cr_assert_eq(t.status, 0, "%s", t.err);
   cJSON *r = cJSON_Parse(t.out);
   cr_assert_not_null(r, "%s", t.out);
+  tc_run_free(&t);
   cJSON *j = cJSON_DetachItemFromObjectCaseSensitive(
       cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "participants"),
                          0),
@@ -244,6 +245,7 @@ Test(tallyd_judge, every_flagged_sample_gets_exactly_one_verdict) {
   tc_run_t t = tc_run(rs, NULL, NULL);
   cr_assert_eq(t.status, 0, "%s", t.err);
   cr_expect(strstr(t.out, "0 changed") != NULL, "%s", t.out);
+  tc_run_free(&t);
   cr_expect_eq(read_hits(hits, 200), n);
 }
 
@@ -331,4 +333,42 @@ Test(tallyd_judge, without_a_judge_or_with_a_wrong_key_samples_are_unjudged) {
   cr_expect(!td_log_has(&daemon_, "wrong-key"));
   /* Nothing kept from a failure: the next job of the prompt asks again. */
   cr_expect_eq(tr_redis_int(&server, "HLEN tally:verdicts"), 0);
+}
+
+Test(tallyd_judge, a_sample_waiting_for_its_verdict_is_not_claimed) {
+  /* Two tallyds that claim entries idle for a second; each first answer
+   * takes 3 s. Held while they wait, no entry is taken over, so no
+   * prompt is asked twice. */
+  enum { N = 8 };
+  char ids[N][64];
+  const char *args[] = {"--tasks",
+                        tasks,
+                        "--judge-url",
+                        judge_url,
+                        "--judge-model",
+                        "judge-1",
+                        "--claim-idle",
+                        "1000",
+                        "--judge-timeout",
+                        "10000",
+                        NULL};
+  const char *env[] = {"TALLY_JUDGE_KEY=" KEY, NULL};
+  td_daemon_t other;
+  memset(&other, 0, sizeof(other));
+  cr_assert_eq(td_start(&daemon_, &server, "judge-a", args, env), 0);
+  cr_assert_eq(td_start(&other, &server, "judge-b", args, env), 0);
+  for (int i = 0; i < N; i++)
+    push_sample(i, i, "Ann", "Ann[slow]", ids[i]);
+  long long got = td_wait_outcomes(c, N, 60000);
+  if (got != N)
+    td_log_dump(&other);
+  TD_REQUIRE(&daemon_, got == N, "%lld outcomes of %d", got, N);
+  cr_expect_eq(td_check_exactly_once(c, ids, N), 0);
+  td_sleep_ms(3500); /* a request taken over would be logged by now */
+  hit_t hits[200];
+  size_t n = read_hits(hits, 200);
+  cr_expect_eq(n, N, "%zu requests for %d prompts", n, N);
+  cr_expect(!td_log_has(&daemon_, "job.claimed"));
+  cr_expect(!td_log_has(&other, "job.claimed"));
+  td_kill(&other);
 }
