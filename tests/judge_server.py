@@ -48,6 +48,7 @@ def field(prompt, name):
 
 class Judge(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes
 
     def log_message(self, *args):
         pass
@@ -126,7 +127,11 @@ class Judge(BaseHTTPRequestHandler):
         return "ok"
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Judge)
+class Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # listen()'s backlog; 5 by default
+
+
+server = Server(("127.0.0.1", 0), Judge)
 server.daemon_threads = True
 with open(PORT_FILE + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
