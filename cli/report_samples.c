@@ -216,10 +216,13 @@ int report_add_summary(report_data_t *d, const report_opts_t *o,
   size_t preview_len = cJSON_IsString(prev) ? tally_json_strlen(prev) : 0;
   cJSON *jroot = NULL;
   if (refusals != NULL && job != NULL) {
+    /* The scorer's cause stays: only the response's rules change. */
     tally_sample_facts_t f = {.correct = r->correct,
                               .extracted = cJSON_IsTrue(ext)    ? 1
                                            : cJSON_IsFalse(ext) ? 0
-                                                                : -1};
+                                                                : -1,
+                              .cause = cJSON_IsString(fail) ? fail->valuestring
+                                                            : NULL};
     refacts(job, job_len, &f, &jroot);
     const char *name = tally_failure_classify(&f, refusals, nrefusals);
     r->failure = failure_index(name);

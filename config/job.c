@@ -213,6 +213,7 @@ int tally_job_parse(tally_job_t *job, const char *text, size_t len, char *err,
   job->judge_verdict[0] = '\0';
   job->judge_prompt = job->judge_system = NULL;
   job->extracted = -1;
+  job->failure = NULL;
   job->has_time_used = job->has_usage = false;
   job->time_used = job->input_tokens = job->output_tokens = job->llm_calls = 0;
   job->verified = job->memoryless = false;

@@ -72,6 +72,9 @@ typedef struct tally_job_s {
    * extracts, 0 one found nothing, 1 every one that extracts found an
    * answer. */
   signed char extracted;
+  /* After tally_job_bind: the first failure category a comparator named
+   * (tally_compare_result_t.failure), or NULL. */
+  const char *failure;
   /* The optional keys of a model benchmark's sample
    * (docs/benchmarks.md): response, a string, and error, a string or a
    * number; NULL when absent. */

@@ -24,6 +24,7 @@ static int evaluate(tally_job_t *job, const tally_task_t *task,
   tally_tt_eval_t *tt = scratch;
   tt->outcome = 0.0;
   tt->extracted = -1;
+  tt->failure = NULL;
   tt->time = tt->memory = NULL;
   if (tally_text_set(&tt->message, "", 0) != 0 ||
       tally_text_set(&tt->admin, "", 0) != 0)
@@ -46,6 +47,8 @@ static int evaluate(tally_job_t *job, const tally_task_t *task,
                                 task->task_type->name);
   if (tt->extracted == 0 || (tt->extracted > 0 && job->extracted < 0))
     job->extracted = tt->extracted;
+  if (job->failure == NULL)
+    job->failure = tt->failure;
   tally_eval_t *ev = &job->evals[at];
   ev->outcome = tt->outcome;
   ev->time = tt->time;
@@ -246,6 +249,7 @@ int tally_job_bind(tally_job_t *job, const tally_task_t *task,
                    tally_tt_eval_t *scratch, char *err, size_t errlen) {
   job->has_admin = false;
   job->extracted = -1;
+  job->failure = NULL;
   /* What the task's from_job takes from the job must be there. */
   char buf[32];
   size_t len = 0;

@@ -141,7 +141,8 @@ static void put_sample(tally_buf_t *b, const tally_task_t *task,
                             .response = resp,
                             .response_len = len,
                             .correct = correct,
-                            .extracted = job->extracted};
+                            .extracted = job->extracted,
+                            .cause = job->failure};
   const char *failure = tally_failure_classify(
       &f, (const char *const *)task->refusals, task->nrefusals);
   put_key(b, "sample", false);

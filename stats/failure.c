@@ -18,6 +18,10 @@ const char *const tally_failure_categories[] = {"server_error",
                                                 "model_error",
                                                 "empty",
                                                 "refusal",
+                                                "test_failure",
+                                                "execution_timeout",
+                                                "runtime_crash",
+                                                "output_limit",
                                                 "format_error",
                                                 NULL};
 
@@ -90,6 +94,15 @@ const char *tally_failure_of_error(const cJSON *error) {
   return "model_error";
 }
 
+bool tally_failure_is_cause(const char *name) {
+  static const char *const causes[] = {"test_failure", "execution_timeout",
+                                       "runtime_crash", "output_limit"};
+  for (size_t i = 0; name != NULL && i < 4; i++)
+    if (strcmp(name, causes[i]) == 0)
+      return true;
+  return false;
+}
+
 const char *tally_failure_classify(const tally_sample_facts_t *f,
                                    const char *const *refusals, size_t n) {
   bool has_error = f->error != NULL &&
@@ -109,6 +122,10 @@ const char *tally_failure_classify(const tally_sample_facts_t *f,
       if (has(f->response, f->response_len, refusals[i]))
         return "refusal";
   }
+  if (!f->correct && tally_failure_is_cause(f->cause))
+    for (size_t i = 0; tally_failure_categories[i] != NULL; i++)
+      if (strcmp(tally_failure_categories[i], f->cause) == 0)
+        return tally_failure_categories[i];
   if (!f->correct && f->extracted == 0)
     return "format_error";
   return NULL;

@@ -23,15 +23,24 @@ typedef struct tally_sample_facts_s {
   size_t response_len;
   bool correct;
   signed char extracted; /* -1 the scorer does not extract, 0, 1 */
+  /* What the scorer found wrong (a category a comparator names: the
+   * code's test failed, it ran out of time, crashed, wrote too much), or
+   * NULL. */
+  const char *cause;
 } tally_sample_facts_t;
 
 /* The failure category of a sample, or NULL when it did not fail: an
  * error's category (first rule that matches wins), else "empty",
  * "refusal" (any of refusals, n of them, case-insensitively anywhere in
- * the response; refusals NULL means tally_failure_refusals) or
- * "format_error" (not correct, nothing extracted). */
+ * the response; refusals NULL means tally_failure_refusals), the
+ * scorer's cause (not correct), or "format_error" (not correct, nothing
+ * extracted). */
 const char *tally_failure_classify(const tally_sample_facts_t *f,
                                    const char *const *refusals, size_t n);
+
+/* Whether name is a category a scorer names (tally_sample_facts_t.cause)
+ * rather than one the rules find. */
+bool tally_failure_is_cause(const char *name);
 
 /* The category of an error alone (string or number). */
 const char *tally_failure_of_error(const cJSON *error);

@@ -39,6 +39,13 @@ typedef struct tally_compare_result_s {
    * extract (no number, no letter, no JSON object), 1 it did. Benchmark
    * reports call a wrong answer with nothing extracted a format error. */
   signed char extracted;
+  /* Why the sample failed, for a benchmark report's failure analysis
+   * (docs/benchmarks.md#failure-analysis): one of the categories of
+   * stats/failure.h that a comparator may name (code_sandbox's
+   * "test_failure", "execution_timeout", "runtime_crash",
+   * "output_limit"), or NULL. The caller sets NULL before each call, so
+   * a plugin built before this member leaves it so. */
+  const char *failure;
 } tally_compare_result_t;
 
 typedef struct tally_comparator_s {

@@ -199,6 +199,14 @@ static int code_compare(const void *state, const char *output,
   res->outcome = r.passed ? 1 : 0;
   res->message = r.passed ? TALLY_COMPARE_CORRECT : TALLY_COMPARE_WRONG;
   res->extracted = -1;
+  static const char *const cause[] = {
+      [TALLY_SANDBOX_EXITED] = "test_failure",
+      [TALLY_SANDBOX_SIGNALED] = "runtime_crash",
+      [TALLY_SANDBOX_WALL] = "execution_timeout",
+      [TALLY_SANDBOX_CPU] = "execution_timeout",
+      [TALLY_SANDBOX_OUTPUT] = "output_limit",
+  };
+  res->failure = r.passed ? NULL : cause[r.end];
   /* The reason, and the output's last line (escaped), for the operator. */
   const char *last = r.output != NULL ? r.output : "";
   size_t n = r.output_len;

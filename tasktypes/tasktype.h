@@ -63,6 +63,9 @@ typedef struct tally_tt_eval_s {
   /* The comparator's tally_compare_result_t.extracted: -1 (the caller's
    * reset), 0 or 1. */
   signed char extracted;
+  /* The comparator's tally_compare_result_t.failure: NULL (the caller's
+   * reset) or a static category name. */
+  const char *failure;
   /* Echoed into details; NULL when absent. They point into eval. */
   const cJSON *time;
   const cJSON *memory;

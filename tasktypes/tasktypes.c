@@ -119,6 +119,7 @@ int tally_tt_compare(const tally_tt_input_t *in, const char *output,
                           in->comparator->name);
   out->outcome = res.outcome;
   out->extracted = res.extracted < 0 ? -1 : res.extracted > 0;
+  out->failure = res.outcome < 1 ? res.failure : NULL;
   res.admin[sizeof(res.admin) - 1] = '\0';
   if (tally_text_set(&out->message, res.message, strlen(res.message)) != 0 ||
       tally_text_set(&out->admin, res.admin, strlen(res.admin)) != 0)

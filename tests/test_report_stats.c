@@ -281,6 +281,35 @@ Test(failure, responses) {
   cr_expect_null(tally_failure_classify(&f, mine, 1));
 }
 
+/* A scorer's cause (code_sandbox's reasons): after the error rules, empty
+ * and refusal, before format_error; only for a sample not correct, and
+ * only a category a scorer may name. */
+Test(failure, the_scorers_cause) {
+  tally_sample_facts_t f = {.response = "def f(): pass",
+                            .response_len = 13,
+                            .extracted = 0,
+                            .cause = "execution_timeout"};
+  cr_expect_str_eq(tally_failure_classify(&f, NULL, 0), "execution_timeout");
+  f.cause = "test_failure";
+  cr_expect_str_eq(tally_failure_classify(&f, NULL, 0), "test_failure");
+  f.correct = true;
+  cr_expect_null(tally_failure_classify(&f, NULL, 0));
+  f.correct = false;
+  f.cause = "refusal"; /* not a scorer's: the rules decide */
+  cr_expect_str_eq(tally_failure_classify(&f, NULL, 0), "format_error");
+  f.cause = "runtime_crash";
+  f.response = "I cannot write that";
+  f.response_len = 19;
+  cr_expect_str_eq(tally_failure_classify(&f, NULL, 0), "refusal");
+  cJSON *e = cJSON_CreateNumber(503);
+  f.error = e;
+  cr_expect_str_eq(tally_failure_classify(&f, NULL, 0), "server_error");
+  cJSON_Delete(e);
+  cr_expect(tally_failure_is_cause("output_limit"));
+  cr_expect(!tally_failure_is_cause("timeout"));
+  cr_expect(!tally_failure_is_cause(NULL));
+}
+
 Test(failure, previews_cut_at_characters) {
   char s[600];
   memset(s, 'a', 300);

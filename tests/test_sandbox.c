@@ -272,6 +272,20 @@ Test(sandbox, the_example_benchmark_gives_pass_at_k, .timeout = 120) {
                k);
       cr_expect_float_eq(ts_num_at(r, path), want[p][k], 1e-9, "%s", path);
     }
+  /* Each failed run's reason in the failure analysis: a failed check, the
+   * two loops past their CPU limit; the two refusals come first. */
+  static const struct {
+    const char *path;
+    double count;
+  } fails[] = {
+      {"failure_analysis.categories.test_failure.count", 11},
+      {"failure_analysis.categories.execution_timeout.count", 2},
+      {"failure_analysis.categories.refusal.count", 2},
+      {"failure_analysis.total_failures", 15},
+  };
+  for (size_t i = 0; i < sizeof(fails) / sizeof(fails[0]); i++)
+    cr_expect_eq(ts_num_at(r, fails[i].path), fails[i].count, "%s: %g",
+                 fails[i].path, ts_num_at(r, fails[i].path));
   cJSON_Delete(r);
   tc_run_free(&t);
   tc_teardown();
