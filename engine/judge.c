@@ -149,7 +149,12 @@ int tally_judge_parse(const cJSON *v, tally_judge_t **out, tally_diag_t *d,
   bool has_max = false;
   for (const cJSON *m = v->child; m; m = m->next) {
     size_t at = tally_jpath_key(path, m->string);
-    if (strcmp(m->string, "template") == 0) {
+    bool twice = false;
+    for (const cJSON *e = v->child; e != m && !twice; e = e->next)
+      twice = strcmp(e->string, m->string) == 0;
+    if (twice) {
+      rc = tally_diag_add(d, path, "key appears twice");
+    } else if (strcmp(m->string, "template") == 0) {
       rc |= parse_string(m, &j->template_text, d, path,
                          "the prompt, with {question}, {response} and "
                          "{target}");

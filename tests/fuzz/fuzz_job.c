@@ -1,8 +1,8 @@
-/* A libFuzzer target that scores arbitrary bytes as a job against three
- * fixed tasks, a GroupMin one, a Sum one and a benchmark task that takes
- * its expected answer, problem and category from the job (from_job), as
- * tally score --tasks does, and checks that the reply is always one JSON
- * object. */
+/* A libFuzzer target that scores arbitrary bytes as a job against four
+ * fixed tasks, a GroupMin one, a Sum one, a benchmark task that takes
+ * its expected answer, problem and category from the job (from_job) and
+ * a judged one (its verdict in the job, or a judge request), as a worker
+ * does, and checks that the reply is always one JSON object. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +37,12 @@ static const char bench_task[] =
     " true}, \"comparator\": \"last_number\", \"from_job\": {\"target\":"
     " \"target\", \"problem\": \"doc_id\", \"category\": \"subject\"}}";
 
+static const char judged_task[] =
+    "{\"name\": \"sqa\", \"task_type\": \"output_only\", \"score_type\":"
+    " \"Sum\", \"score_type_parameters\": 1, \"testcases\": {\"answer\":"
+    " true}, \"from_job\": {\"target\": \"target\", \"question\": \"q\"},"
+    " \"judge\": {\"rule\": \"score\", \"system\": \"s\"}}";
+
 /* Parses one of the fixed tasks, or aborts: the target is useless
  * without both. */
 static tally_task_t *fixed_task(const tally_registry_t *reg, const char *text) {
@@ -56,8 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* The tasks, the engine and the buffer live for the whole run, as in a
    * worker, so state carried from job to job is fuzzed too. */
-  static tally_taskset_entry_t entries[3];
-  static tally_taskset_t tasks = {.entries = entries, .count = 3};
+  static tally_taskset_entry_t entries[4];
+  static tally_taskset_t tasks = {.entries = entries, .count = 4};
   static tally_engine_t engine;
   static tally_buf_t out;
   static int ready;
@@ -70,17 +76,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     entries[0].file = "aplusb.json";
     entries[1].task = fixed_task(&reg, bench_task);
     entries[1].file = "mmlu.json";
-    entries[2].task = fixed_task(&reg, sum_task);
-    entries[2].file = "sum.json";
+    entries[2].task = fixed_task(&reg, judged_task);
+    entries[2].file = "sqa.json";
+    entries[3].task = fixed_task(&reg, sum_task);
+    entries[3].file = "sum.json";
     tally_registry_close(&reg);
     tally_engine_init(&engine, &tasks);
+    engine.accept_judge = true;
     tally_buf_init(&out);
     ready = 1;
   }
 
   tally_buf_reset(&out);
   int rc = tally_engine_score(&engine, (const char *)data, size, NULL, &out);
-  if (rc != 0 && rc != TALLY_EJOB)
+  if (rc != 0 && rc != TALLY_EJOB && rc != TALLY_ENGINE_JUDGE)
     abort();
   /* Whatever the job, the reply is exactly one JSON object. */
   cJSON *reply = fuzz_reply(&out);

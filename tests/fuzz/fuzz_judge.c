@@ -78,10 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case 1:
   case 2:
   case 3: {
-    static const char *const configs[] = {
-        "{}", "{\"rule\": \"score\"}",
+    static const char pattern[] =
         "{\"rule\": \"score\", \"max_score\": 10, \"pattern\": "
-        "\"\\\\[\\\\[(-?\\\\d+(?:\\\\.\\\\d+)?)\\\\]\\\\]\"}"};
+        "\"\\\\[\\\\[(-?\\\\d+(?:\\\\.\\\\d+)?)\\\\]\\\\]\"}";
+    static const char *const configs[] = {"{}", "{\"rule\": \"score\"}",
+                                          pattern};
     tally_judge_t *j = judge_of(configs[data[0] % 5 - 1]);
     if (j == NULL)
       abort();
