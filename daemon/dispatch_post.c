@@ -677,9 +677,9 @@ void tally_dispatch_done(tally_pool_t *p, tally_pool_outcome_t *outcomes,
         tally__queue_fetch(d, j);
       break;
     case TALLY_POOL_JUDGE:
-      if (d->draining || j->token != NULL)
-        /* A token job's submission is a sample without its verdict: the
-         * token waits for the sample's own post. */
+      /* A sample without its verdict (for a token job, its submission's
+       * job): the kept verdict, or the judge's, then scored again. */
+      if (d->draining)
         tally__queue_release(d, j);
       else
         tally__judge(d, j, o->body, o->len);

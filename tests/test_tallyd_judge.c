@@ -237,6 +237,30 @@ Test(tallyd_judge, every_flagged_sample_gets_exactly_one_verdict) {
   cr_expect(td_log_has(&daemon_, "the judge was asked 4 times; the last: "
                                  "HTTP 500"));
 
+  /* A token on a judged sample: its submission is scored again with the
+   * kept verdict, nothing asked. */
+  char tok[64];
+  td_push(c,
+          "{\"type\": \"token\", \"submission\": \"m/0\", "
+          "\"participant\": \"m\"}",
+          tok);
+  for (int i = 0; i < 200; i++) {
+    redisReply *r = redisCommand(c, "HGET tally:submission:m/0 tokened");
+    bool done =
+        r != NULL && r->type == REDIS_REPLY_STRING && strcmp(r->str, "1") == 0;
+    freeReplyObject(r);
+    if (done)
+      break;
+    td_sleep_ms(50);
+  }
+  cr_expect_eq(tr_redis_int(&server, "XLEN tally:dead"), 0);
+  redisReply *tr = redisCommand(c, "HGET tally:submission:m/0 tokened");
+  cr_expect(tr != NULL && tr->type == REDIS_REPLY_STRING &&
+                strcmp(tr->str, "1") == 0,
+            "the token was not applied");
+  freeReplyObject(tr);
+  cr_expect_eq(read_hits(hits, 200), n);
+
   /* A rescore asks nothing and changes nothing. */
   char dir[64];
   tc_setup(dir, sizeof(dir), "tallyd-judge-rescore");
