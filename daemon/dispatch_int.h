@@ -57,6 +57,7 @@ struct tally__job_s {
    * while Redis is asked), and the hash of its prompt. */
   struct tally_judge_req_s *judge_req;
   char judge_hash[65];
+  bool judge_keeping; /* its verdict is being kept (HSETNX in flight) */
   char id[];
 };
 

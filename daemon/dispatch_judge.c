@@ -52,6 +52,7 @@ static tally__job_t *waiting_job(ask_t *a) {
 static void score_again(tally_dispatch_t *d, tally__job_t *j, const char *value,
                         size_t vlen) {
   j->judge_req = NULL;
+  j->judge_keeping = false;
   size_t n = 0;
   char *text = tally_verdict_inject(j->text, j->pj.len, value, vlen, &n);
   if (text == NULL) {
@@ -160,11 +161,39 @@ static void on_answer(void *data, const char *reply, size_t len,
   const int argc[] = {4, 3};
   const char *const *argv[] = {set, get};
   const size_t *const lens[] = {setl, getl};
+  j->judge_keeping = true;
   if (tally_redis_transaction(&d->wr, d->opt.command_timeout_ms, on_kept, a, 2,
                               argc, argv, lens) != 0) {
     /* No connection: used now, kept by the next sample of the prompt. */
     score_again(d, j, a->value, a->value_len);
     ask_free(a);
+  }
+}
+
+static void on_cached(tally_redis_t *r, redisReply *reply, void *priv);
+
+/* Whether another sample of j's prompt is keeping its verdict now: its
+ * HSETNX was sent after j's HGET, which therefore missed it. */
+static bool kept_soon(tally_dispatch_t *d, const tally__job_t *j) {
+  for (size_t i = 0; i < d->table_size; i++)
+    for (const tally__job_t *k = d->table[i]; k != NULL; k = k->hnext)
+      if (k != j && k->state == JOB_JUDGE && k->judge_keeping &&
+          strcmp(k->judge_hash, j->judge_hash) == 0)
+        return true;
+  return false;
+}
+
+/* Reads j's verdict from <qprefix>:verdicts (on_cached). */
+static void read_kept(tally_dispatch_t *d, tally__job_t *j) {
+  char key[TALLY_RESULT_KEY_MAX];
+  tally_verdict_key(key, sizeof(key), d->opt.prefix);
+  const char *argv[] = {"HGET", key, j->judge_hash};
+  size_t lens[] = {4, strlen(key), TALLY_VERDICT_HASH_HEX};
+  ask_t *a = ask_new(d, j);
+  if (a == NULL || tally_redis_command(&d->wr, d->opt.command_timeout_ms,
+                                       on_cached, a, 3, argv, lens) != 0) {
+    ask_free(a);
+    retry_later(d, j);
   }
 }
 
@@ -189,6 +218,11 @@ static void on_cached(tally_redis_t *r, redisReply *reply, void *priv) {
     tally__queue_release(d, j);
     tally__flush(d);
     tally__check_drained(d);
+    return;
+  }
+  if (kept_soon(d, j)) {
+    /* Read again, after that HSETNX: the prompt is asked once. */
+    read_kept(d, j);
     return;
   }
   if (d->opt.judge == NULL) {
@@ -239,16 +273,8 @@ void tally__judge(tally_dispatch_t *d, tally__job_t *j, const char *body,
   j->has_extra = false;
   j->state = JOB_JUDGE;
   j->judge_req = NULL;
-  char key[TALLY_RESULT_KEY_MAX];
-  tally_verdict_key(key, sizeof(key), d->opt.prefix);
-  const char *argv[] = {"HGET", key, j->judge_hash};
-  size_t lens[] = {4, strlen(key), TALLY_VERDICT_HASH_HEX};
-  ask_t *a = ask_new(d, j);
-  if (a == NULL || tally_redis_command(&d->wr, d->opt.command_timeout_ms,
-                                       on_cached, a, 3, argv, lens) != 0) {
-    ask_free(a);
-    retry_later(d, j);
-  }
+  j->judge_keeping = false;
+  read_kept(d, j);
 }
 
 void tally__judge_drain(tally_dispatch_t *d) {
