@@ -4,6 +4,7 @@
 #include "daemon/judge.h"
 #include "config/error.h"
 #include "config/jsonw.h"
+#include "config/utext.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -311,6 +312,35 @@ static void start(tally_judge_client_t *c, flight_t *r) {
   }
 }
 
+/* s (n bytes) as valid UTF-8, each invalid byte U+FFFD (a lone surrogate
+ * escaped in the JSON decodes to bytes that are not UTF-8, which a job
+ * may not hold), in a new buffer; NULL when out of memory. */
+static char *valid_utf8(const char *s, size_t n, size_t *out_len) {
+  if (tally_utext_invalid_at(s, n) == n) {
+    *out_len = n;
+    return strndup(s, n);
+  }
+  char *out = malloc(3 * n + 1);
+  if (out == NULL)
+    return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n;) {
+    size_t at = i;
+    int32_t c = tally_utext_next(s, n, &i);
+    if (c == 0xfffd &&
+        !(i - at == 3 && memcmp(s + at, "\xef\xbf\xbd", 3) == 0)) {
+      memcpy(out + k, "\xef\xbf\xbd", 3);
+      k += 3;
+    } else {
+      memcpy(out + k, s + at, i - at);
+      k += i - at;
+    }
+  }
+  out[k] = '\0';
+  *out_len = k;
+  return out;
+}
+
 /* The content of a chat completion's first choice, or NULL. */
 static char *content_of(const char *body, size_t len, size_t *out_len) {
   cJSON *v = cJSON_ParseWithLength(body, len);
@@ -319,10 +349,8 @@ static char *content_of(const char *body, size_t len, size_t *out_len) {
       cJSON_IsArray(ch) ? ch->child : NULL, "message");
   const cJSON *ct = cJSON_GetObjectItemCaseSensitive(msg, "content");
   char *out = NULL;
-  if (cJSON_IsString(ct)) {
-    *out_len = strlen(ct->valuestring);
-    out = strdup(ct->valuestring);
-  }
+  if (cJSON_IsString(ct))
+    out = valid_utf8(ct->valuestring, strlen(ct->valuestring), out_len);
   cJSON_Delete(v);
   return out;
 }

@@ -23,6 +23,8 @@ first attempts for that prompt:
   [drop]      the connection closed without a reply, once
   [malformed] 200 with a body that is not a chat completion, once
   [garbage]   always a reply with no grade in it (unparseable)
+  [badutf8]   the grade followed by bytes that are not UTF-8 (raw, in
+              the JSON string)
   [always500] always 500
 """
 import hashlib
@@ -54,7 +56,7 @@ class Judge(BaseHTTPRequestHandler):
         pass
 
     def answer(self, status, body, headers=()):
-        data = body.encode()
+        data = body.encode().replace(b"@@RAW@@", b"\xff\xfe")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -111,11 +113,14 @@ class Judge(BaseHTTPRequestHandler):
             content = "I would rather not say."
         else:
             plain = got
-            for m in ("[429]", "[500]", "[slow]", "[drop]", "[malformed]"):
+            for m in ("[429]", "[500]", "[slow]", "[drop]", "[malformed]",
+                      "[badutf8]"):
                 plain = plain.replace(m, "")
             content = ("CORRECT" if plain.strip() == gold else
                        "NOT_ATTEMPTED" if plain.strip() == "I don't know" else
                        "INCORRECT")
+        if "[badutf8]" in got:
+            content += " @@RAW@@"
         return self.complete(req, content)
 
     def complete(self, req, content):

@@ -165,6 +165,8 @@ Test(tallyd_judge, every_flagged_sample_gets_exactly_one_verdict) {
       {6, "Ann", "Ann[malformed]", 1},
       {7, "Ann", "[garbage]", 0},
       {8, "Ann", "[always500]", 0},
+      /* A reply with bytes that are not UTF-8: made valid, still read. */
+      {9, "Ann", "Ann[badutf8]", 1},
       /* The prompt of sample 0 again, twice: asked once. */
       {0, "Ann", "Ann", 1},
       {0, "Ann", "Ann", 1},
@@ -223,10 +225,10 @@ Test(tallyd_judge, every_flagged_sample_gets_exactly_one_verdict) {
         }
     five += strcmp(hits[i].said, "500") == 0;
   }
-  /* 9 prompts: all but [always500] answered. */
-  cr_expect_eq(oks, 8, "%d answers", oks);
+  /* 10 prompts: all but [always500] answered. */
+  cr_expect_eq(oks, 9, "%d answers", oks);
   cr_expect_eq(five, 2 + 4, "%d 500s", five);
-  cr_expect_eq(tr_redis_int(&server, "HLEN tally:verdicts"), 8);
+  cr_expect_eq(tr_redis_int(&server, "HLEN tally:verdicts"), 9);
 
   cJSON *j = report_judge();
   cr_expect_eq(ts_num(j, "judged"), N - 2);
