@@ -46,7 +46,7 @@
 
 #include "daemon/tallyd_int.h"
 
-/* The judge's key: --judge-key-file's first line, else TALLY_JUDGE_KEY,
+/* The judge's key: --judge-key-file's one line, else TALLY_JUDGE_KEY,
  * else none. Returns 0, or EXIT_CONFIG after logging why (never the
  * key). */
 static int judge_key(tallyd_t *t, char **key) {
@@ -58,25 +58,13 @@ static int judge_key(tallyd_t *t, char **key) {
       return EXIT_FAILED;
     return 0;
   }
-  FILE *f = fopen(path, "r");
-  char line[4096];
-  if (f == NULL || fgets(line, sizeof(line), f) == NULL) {
-    tally_log(&t->log, TALLY_LOG_ERROR, "config", "--judge-key-file %s: %s",
-              path, f == NULL ? strerror(errno) : "the file is empty");
-    if (f != NULL)
-      fclose(f);
-    return EXIT_CONFIG;
-  }
-  fclose(f);
-  line[strcspn(line, "\r\n")] = '\0';
-  *key = line[0] != '\0' ? strdup(line) : NULL;
-  memset(line, 0, sizeof(line));
-  if (*key == NULL) {
-    tally_log(&t->log, TALLY_LOG_ERROR, "config",
-              "--judge-key-file %s: the first line is empty", path);
-    return EXIT_CONFIG;
-  }
-  return 0;
+  char err[512];
+  int rc =
+      tally_redis_read_secret(path, "--judge-key-file", key, err, sizeof(err));
+  if (rc == 0)
+    return 0;
+  tally_log(&t->log, TALLY_LOG_ERROR, "config", "%s", err);
+  return rc == TALLY_ENOMEM ? EXIT_FAILED : EXIT_CONFIG;
 }
 
 /* Starts the judge client when --judge-url is given. */

@@ -89,6 +89,10 @@ int tally_redis_sentinel_credentials(const char *url,
  * negative code with err naming the file and the cause. */
 int tally_redis_read_password(const char *path, char **out, char *err,
                               size_t errlen);
+/* The same, for the secret of another flag (--judge-key-file), which its
+ * messages name. */
+int tally_redis_read_secret(const char *path, const char *flag, char **out,
+                            char *err, size_t errlen);
 
 /* Connects with hiredis's blocking API, logs in (AUTH) when u has a
  * password and selects u's database, every step bounded by timeout_ms.

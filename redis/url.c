@@ -439,6 +439,11 @@ int tally_redis_read_password(const char *path, char **out, char *err,
   return read_password(path, "--redis-password-file", out, err, errlen);
 }
 
+int tally_redis_read_secret(const char *path, const char *flag, char **out,
+                            char *err, size_t errlen) {
+  return read_password(path, flag, out, err, errlen);
+}
+
 /* tally_redis_read_password, its messages naming flag. */
 static int read_password(const char *path, const char *flag, char **out,
                          char *err, size_t errlen) {
