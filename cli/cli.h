@@ -150,6 +150,26 @@ const char *cli_str_of(const redisReply *v);
 int cli_score_elo(tally_engine_t *e, int nfiles, char **files,
                   tally_buf_t *out);
 
+/* Scores the job files (stdin when there are none) with e and prints the
+ * board of each pass-fail contest of cs their submissions are in, a JSON
+ * line per contest (tally score --pass-fail); public_view applies each
+ * contest's configured freeze. Returns the exit status. */
+int cli_score_icpc(tally_engine_t *e, const tally_contestset_t *cs,
+                   bool public_view, int nfiles, char **files,
+                   tally_buf_t *out);
+
+/* Appends the rows of a pass-fail board as a JSON array, each
+ * {"rank","participant","solved","penalty","last","tasks":{t:{"judged",
+ * "pending","solved","minute","penalty","first"}}} with tasks in the
+ * contest's order. */
+struct tally_icpc_board_s;
+void cli_icpc_rows(tally_buf_t *b, const struct tally_icpc_board_s *board,
+                   const char *const *tasks);
+
+/* A job's id as text: a string as it is, a number as tally writes it,
+ * dflt when absent. NULL when out of memory. */
+char *cli_id_text(const cJSON *id, const char *dflt);
+
 /* Prints the Elo ratings of contest (tally ranking --by elo), as a table
  * or JSON. Returns 0, or an exit status (printed). */
 int cli_ranking_elo(remote_t *r, const char *contest, bool json);

@@ -161,3 +161,17 @@ const char *cli_num_text(double v, char *buf) {
 int cli_cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
+
+/* The text of an id (a string, or a number as tally writes it). */
+char *cli_id_text(const cJSON *id, const char *dflt) {
+  if (id == NULL)
+    return strdup(dflt);
+  if (cJSON_IsString(id))
+    return strdup(id->valuestring);
+  tally_buf_t b;
+  tally_buf_init(&b);
+  tally_json_num(&b, id->valuedouble);
+  char *s = b.oom ? NULL : strdup(b.data);
+  tally_buf_close(&b);
+  return s;
+}

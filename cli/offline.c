@@ -238,7 +238,7 @@ static int score_mode(tally_engine_t *e, const tally_taskset_t *tasks,
 int cmd_score(int argc, char **argv) {
   const char *task_path = NULL, *plugin_dir = NULL, *mode_name = NULL;
   tally_score_mode_t mode = TALLY_MODE_MAX_SUBTASK;
-  bool elo = false;
+  bool elo = false, pass_fail = false, public_view = false;
   int i = 0;
   for (; i < argc; i++) {
     if ((strcmp(argv[i], "--task") == 0 || strcmp(argv[i], "--tasks") == 0) &&
@@ -250,6 +250,10 @@ int cmd_score(int argc, char **argv) {
       mode_name = argv[++i];
     else if (strcmp(argv[i], "--elo") == 0)
       elo = true;
+    else if (strcmp(argv[i], "--pass-fail") == 0)
+      pass_fail = true;
+    else if (strcmp(argv[i], "--public") == 0)
+      public_view = true;
     else if (strcmp(argv[i], "--") == 0) {
       i++;
       break;
@@ -260,9 +264,14 @@ int cmd_score(int argc, char **argv) {
   }
   if (task_path == NULL)
     goto bad_usage;
-  if (elo && mode_name != NULL) {
-    fprintf(stderr, "tally: --elo and --mode: give one (Elo ratings, or one "
-                    "task score)\n");
+  if ((elo ? 1 : 0) + (pass_fail ? 1 : 0) + (mode_name != NULL ? 1 : 0) > 1) {
+    fprintf(stderr, "tally: --elo, --pass-fail and --mode: give one (Elo "
+                    "ratings, pass-fail boards, or one task score)\n");
+    return EXIT_CONFIG;
+  }
+  if (public_view && !pass_fail) {
+    fprintf(stderr, "tally: --public: only with --pass-fail (the board as "
+                    "the public sees it during the configured freeze)\n");
     return EXIT_CONFIG;
   }
   if (mode_name != NULL && tally_score_mode_parse(mode_name, &mode) != 0) {
@@ -285,8 +294,11 @@ int cmd_score(int argc, char **argv) {
   tally_engine_init(&e, &c.tasks);
   e.contests = &c.contests;
   tally_buf_init(&out);
-  if (mode_name != NULL || elo) {
+  if (mode_name != NULL || elo || pass_fail) {
     status = elo ? cli_score_elo(&e, argc - i, argv + i, &out)
+             : pass_fail
+                 ? cli_score_icpc(&e, &c.contests, public_view, argc - i,
+                                  argv + i, &out)
                  : score_mode(&e, &c.tasks, mode, argc - i, argv + i, &out);
     tally_buf_close(&out);
     tally_engine_close(&e);

@@ -26,20 +26,6 @@ typedef struct elo_run_s {
   const char *name;
 } elo_run_t;
 
-/* The text of an id (a string, or a number as tally writes it). */
-static char *id_text(const cJSON *id, const char *dflt) {
-  if (id == NULL)
-    return strdup(dflt);
-  if (cJSON_IsString(id))
-    return strdup(id->valuestring);
-  tally_buf_t b;
-  tally_buf_init(&b);
-  tally_json_num(&b, id->valuedouble);
-  char *s = b.oom ? NULL : strdup(b.data);
-  tally_buf_close(&b);
-  return s;
-}
-
 static int elo_line(void *ctx, char *line, size_t len, unsigned long lineno) {
   elo_run_t *r = ctx;
   len = cli_trim_end(line, len);
@@ -75,9 +61,9 @@ static int elo_line(void *ctx, char *line, size_t len, unsigned long lineno) {
   memset(s, 0, sizeof(*s));
   s->seq = r->n;
   s->rated = rc == 0 && tally_engine_rated(r->e, &s->m);
-  s->submission = id_text(j->submission, "");
-  s->participant = id_text(j->participant, "");
-  s->contest = id_text(j->contest, "default");
+  s->submission = cli_id_text(j->submission, "");
+  s->participant = cli_id_text(j->participant, "");
+  s->contest = cli_id_text(j->contest, "default");
   r->n++;
   if (s->submission == NULL || s->participant == NULL || s->contest == NULL) {
     fprintf(stderr, "tally: out of memory\n");

@@ -15,6 +15,7 @@
 #include <time.h>
 
 static const char *const ranking_names[] = {"total", "elo", NULL};
+static const char *const scoring_names[] = {"score", "pass-fail", NULL};
 
 enum {
   KEY_NAME,
@@ -27,6 +28,9 @@ enum {
   KEY_PRECISION,
   KEY_RANKING,
   KEY_QUEUE,
+  KEY_SCORING,
+  KEY_PENALTY_TIME,
+  KEY_COMPILE_PENALTY,
   NKEYS
 };
 
@@ -48,6 +52,13 @@ static const tally_cfg_key_t contest_keys[] = {
                      ranking_names},
     [KEY_QUEUE] = {"queue", tally_cfg_set_string,
                    offsetof(tally_contest_t, queue), 0, 0, 0, NULL},
+    [KEY_SCORING] = {"scoring", tally_cfg_set_enum,
+                     offsetof(tally_contest_t, scoring), 0, 0, 0,
+                     scoring_names},
+    [KEY_PENALTY_TIME] = {"penalty_time", tally_cfg_set_int,
+                          offsetof(tally_contest_t, penalty_time), 0, 0,
+                          1000000, NULL},
+    [KEY_COMPILE_PENALTY] = {"compile_penalty", NULL, 0, 0, 0, 0, NULL},
     [NKEYS] = {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
@@ -242,6 +253,39 @@ int tally_contest_parse(const char *text, size_t len, tally_diag_t *d,
       rc = tally_diag_add(d, &path, "must be a number of seconds, at least 0");
     else
       c->unfreeze_after = u->valuedouble;
+    tally_jpath_restore(&path, old);
+  }
+  const cJSON *cp = found[KEY_COMPILE_PENALTY];
+  if (cp != NULL) {
+    size_t old = tally_jpath_key(&path, "compile_penalty");
+    if (!cJSON_IsBool(cp))
+      rc = tally_diag_add(d, &path, "must be true or false");
+    else
+      c->compile_penalty = cJSON_IsTrue(cp);
+    tally_jpath_restore(&path, old);
+  }
+  if (found[KEY_PENALTY_TIME] == NULL)
+    c->penalty_time = TALLY_PENALTY_TIME;
+  if (c->scoring != TALLY_SCORING_PASS_FAIL) {
+    for (int k = KEY_PENALTY_TIME; k <= KEY_COMPILE_PENALTY; k++)
+      if (found[k] != NULL) {
+        size_t old = tally_jpath_key(&path, contest_keys[k].name);
+        rc = tally_diag_add(d, &path,
+                            "is for a pass-fail contest only (\"scoring\": "
+                            "\"pass-fail\")");
+        tally_jpath_restore(&path, old);
+      }
+  } else if (c->ranking == TALLY_RANKING_ELO) {
+    size_t old = tally_jpath_key(&path, "scoring");
+    rc = tally_diag_add(d, &path,
+                        "a pass-fail contest ranks by problems solved, so it "
+                        "cannot also be ranked by Elo (\"ranking\": \"elo\")");
+    tally_jpath_restore(&path, old);
+  } else if (found[KEY_START] == NULL) {
+    size_t old = tally_jpath_key(&path, "scoring");
+    rc = tally_diag_add(d, &path,
+                        "a pass-fail contest needs its start (penalty "
+                        "minutes count from it)");
     tally_jpath_restore(&path, old);
   }
   if (c->queue != NULL && !tally_queue_name_ok(c->queue)) {

@@ -16,6 +16,17 @@ typedef enum tally_ranking_kind_e {
   TALLY_RANKING_ELO        /* an arena: by Elo rating, with W/D/L */
 } tally_ranking_kind_t;
 
+/* How a contest ranks its participants (the CCS specification's
+ * scoreboard types). */
+typedef enum tally_contest_scoring_e {
+  TALLY_SCORING_SCORE = 0, /* "score": by the sum of task scores */
+  TALLY_SCORING_PASS_FAIL  /* "pass-fail": ICPC-style, docs/contest.md */
+} tally_contest_scoring_t;
+
+/* The penalty minutes of a rejected submission when a pass-fail contest
+ * gives none. */
+#define TALLY_PENALTY_TIME 20
+
 typedef struct tally_contest_s {
   char *name;
   char *title; /* the name when the config gives none */
@@ -28,6 +39,12 @@ typedef struct tally_contest_s {
   double unfreeze_after;
   int score_precision; /* digits after the point a board shows, 0-10 */
   tally_ranking_kind_t ranking;
+  tally_contest_scoring_t scoring;
+  /* Pass-fail only: the minutes each rejected submission before a solve
+   * adds, and whether compile errors are rejections that count (by
+   * default they count for nothing, as in DOMjudge). */
+  int penalty_time;
+  bool compile_penalty;
   /* The queue its jobs go to and its keys live in; NULL: the default
    * queue (tallyd's --default-queue, TALLY_MAIN_QUEUE unless set). */
   char *queue;

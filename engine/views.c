@@ -5,6 +5,7 @@
 #include "config/json.h"
 #include "contest/scoremode.h"
 #include "engine/bind.h"
+#include "engine/judgement.h"
 #include "scorecards/scorecard.h"
 #include "stats/failure.h"
 
@@ -229,6 +230,8 @@ int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
   put_bool(b, "compiled", !s.priv.not_compiled);
   put_subtasks(b, "subtasks", &s.priv);
   put_subtasks(b, "public_subtasks", &s.pub);
+  put_key(b, "judgement", false);
+  tally_json_str(b, tally_judgement(task, job, res));
   if (match != NULL) {
     put_key(b, "match", false);
     tally_buf_putc(b, '{');

@@ -107,7 +107,8 @@ Test(summary, of_a_sum_task_writes_number_ids_as_their_text) {
                  "\"score_rounding\":\"subtask\",\"score\":15,"
                  "\"public_score\":10,\"max_score\":20,"
                  "\"max_public_score\":10,\"compiled\":true,"
-                 "\"subtasks\":null,\"public_subtasks\":null}");
+                 "\"subtasks\":null,\"public_subtasks\":null,"
+                 "\"judgement\":\"WA\"}");
 }
 
 Test(summary, of_group_min_gives_subtask_scores_and_the_job_keys) {
@@ -122,7 +123,8 @@ Test(summary, of_group_min_gives_subtask_scores_and_the_job_keys) {
       "\"score_mode\":\"max_subtask\",\"score_precision\":2,"
       "\"score_rounding\":\"subtask\",\"score\":55,\"public_score\":10,"
       "\"max_score\":100,\"max_public_score\":40,\"compiled\":true,"
-      "\"subtasks\":[10,45],\"public_subtasks\":null}");
+      "\"subtasks\":[10,45],\"public_subtasks\":null,"
+      "\"judgement\":\"WA\"}");
 }
 
 Test(summary, gives_public_subtasks_when_every_subtask_is_public) {
@@ -138,7 +140,8 @@ Test(summary, gives_public_subtasks_when_every_subtask_is_public) {
       "\"version\":\"%s\",\"score_mode\":\"max\",\"score_precision\":1,"
       "\"score_rounding\":\"subtask\",\"score\":80,\"public_score\":80,"
       "\"max_score\":100,\"max_public_score\":100,\"compiled\":true,"
-      "\"subtasks\":[10,70],\"public_subtasks\":[10,70]}");
+      "\"subtasks\":[10,70],\"public_subtasks\":[10,70],"
+      "\"judgement\":\"WA\"}");
 }
 
 Test(summary, of_group_threshold_and_unrounded_subtasks) {
@@ -154,7 +157,8 @@ Test(summary, of_group_threshold_and_unrounded_subtasks) {
       "\"score_mode\":\"max_tokened_last\",\"score_precision\":2,"
       "\"score_rounding\":\"none\",\"score\":40,\"public_score\":40,"
       "\"max_score\":100,\"max_public_score\":40,\"compiled\":true,"
-      "\"subtasks\":[40,0],\"public_subtasks\":null}");
+      "\"subtasks\":[40,0],\"public_subtasks\":null,"
+      "\"judgement\":\"WA\"}");
 }
 
 Test(summary, of_a_compilation_failure_is_not_compiled_and_has_no_subtasks) {
@@ -168,7 +172,8 @@ Test(summary, of_a_compilation_failure_is_not_compiled_and_has_no_subtasks) {
                  "\"score_rounding\":\"subtask\",\"score\":0,"
                  "\"public_score\":0,\"max_score\":100,"
                  "\"max_public_score\":40,\"compiled\":false,"
-                 "\"subtasks\":null,\"public_subtasks\":null}");
+                 "\"subtasks\":null,\"public_subtasks\":null,"
+                 "\"judgement\":\"CE\"}");
 }
 
 Test(summary, and_views_are_empty_without_submission_or_participant) {

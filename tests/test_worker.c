@@ -356,7 +356,7 @@ Test(worker, answers_a_scored_job_with_result_summary_and_views) {
            "\"score_rounding\":\"subtask\",\"score\":20,"
            "\"public_score\":0,\"max_score\":100,\"max_public_score\":0,"
            "\"compiled\":true,\"subtasks\":[20,0],"
-           "\"public_subtasks\":null}",
+           "\"public_subtasks\":null,\"judgement\":\"WA\"}",
            version);
   cr_expect_str_eq(p.part[1], want);
   /* The public view: no private testcase (big_0) and no private score. */
