@@ -1,7 +1,10 @@
 /* The pass-fail scoreboard (icpc.h). */
 #include "contest/icpc.h"
 
+#include "config/jsonw.h"
+
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,4 +190,16 @@ int tally_icpc_build(tally_icpc_board_t *b, const tally_icpc_rules_t *rules,
                           ? b->rows[i - 1].rank
                           : i + 1;
   return 0;
+}
+
+void tally_icpc_cell_json(tally_buf_t *b, const tally_icpc_cell_t *c) {
+  char num[96];
+  snprintf(num, sizeof(num), "{\"judged\":%u,\"pending\":%u,\"solved\":",
+           c->judged, c->pending);
+  tally_buf_puts(b, num);
+  tally_buf_puts(b, c->solved ? "true" : "false");
+  snprintf(num, sizeof(num), ",\"minute\":%ld,\"penalty\":%ld,\"first\":",
+           c->minute, c->penalty);
+  tally_buf_puts(b, num);
+  tally_buf_puts(b, c->first ? "true}" : "false}");
 }

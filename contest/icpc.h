@@ -72,6 +72,11 @@ int tally_icpc_build(tally_icpc_board_t *b, const tally_icpc_rules_t *rules,
                      const char *const *participants, size_t nparticipants);
 void tally_icpc_board_free(tally_icpc_board_t *b);
 
+struct tally_buf_s;
+/* Appends a cell as JSON: {"judged","pending","solved","minute",
+ * "penalty","first"}. */
+void tally_icpc_cell_json(struct tally_buf_s *b, const tally_icpc_cell_t *c);
+
 /* Whether a judgement counts as a rejection (penalty time): any other
  * than AC, CE (unless compile_penalty) and JE; and whether it gives no
  * judgement at all (pending): "" or JE. */

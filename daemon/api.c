@@ -240,6 +240,7 @@ static void free_req(areq_t *q) {
     free(q->names[i]);
   free(q->names);
   tally__api_free_row(&q->self);
+  tally_icpc_subs_free(&q->icpc);
   free(q);
 }
 
@@ -348,6 +349,7 @@ enum {
   GOT_FIELDS,
   GOT_SELF,
   GOT_PLACE,
+  GOT_ICPC,
   GOT_MATCHES,
   GOT_SUMMARY,
   GOT_JOB
@@ -431,6 +433,9 @@ static void on_reply(tally_cluster_t *k, redisReply *reply, void *priv) {
     copy_strings(reply, &q->names, &q->nnames, q);
   } else if (c->what == GOT_MORE_NAMES) {
     add_names(reply, q);
+  } else if (c->what == GOT_ICPC) {
+    if (tally_icpc_place_read(&q->icpc, reply, c->w->id, c->task) != 0)
+      tally__api_fail(q, "%s", "out of memory");
   } else if (c->what == GOT_MATCHES) {
     tally_elo_t e;
     if (tally_frozen_elo(reply, q->freeze, &e))
@@ -635,8 +640,10 @@ static void after_first(areq_t *q) {
       ask(q, GOT_MATCHES, w, 2, argv);
       continue;
     }
-    if (q->frozen) {
-      /* Each place of the row, to count what came before the freeze. */
+    bool icpc = c != NULL && c->scoring == TALLY_SCORING_PASS_FAIL;
+    if (q->frozen || icpc) {
+      /* Each place of the row: to count what came before the freeze, or
+       * every submission of a pass-fail board. */
       for (size_t t = 0; c != NULL && t < c->ntasks && !q->failed; t++) {
         char tpart[800];
         if (tally_rescore_key(tpart, sizeof(tpart), "", "", c->tasks[t]) != 0)
@@ -651,7 +658,7 @@ static void after_first(areq_t *q) {
           tally__api_fail(q, "%s", "out of memory");
           break;
         }
-        *cb = (cb_t){q, w, GOT_PLACE, task, false};
+        *cb = (cb_t){q, w, icpc ? GOT_ICPC : GOT_PLACE, task, false};
         if (!send_cmd(q, on_reply, cb, 2, argv)) {
           free(cb->task);
           free(cb);

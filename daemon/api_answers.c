@@ -241,17 +241,75 @@ static void rank_rows(areq_t *q, bool elo) {
     qsort(q->rows, q->nrows, sizeof(row_t), cmp_rows);
 }
 
+/* A pass-fail contest's ICPC board from its rows' places, as of the
+ * freeze on a frozen public board. Returns 0, or -1 when out of memory. */
+static int icpc_board(areq_t *q, const tally_contest_t *c,
+                      tally_icpc_board_t *board) {
+  const char **named = calloc(q->nrows + 1, sizeof(char *));
+  if (named == NULL)
+    return -1;
+  tally_icpc_rules_t rules = {c->start, c->penalty_time, c->compile_penalty,
+                              q->frozen ? q->freeze : NAN};
+  for (size_t i = 0; i < q->nrows; i++)
+    named[i] = q->rows[i].id;
+  int rc = tally_icpc_build(board, &rules, (const char *const *)c->tasks,
+                            c->ntasks, q->icpc.subs, q->icpc.n, named,
+                            q->nrows);
+  free(named);
+  return rc;
+}
+
+static void put_icpc_rows(areq_t *q, tally_buf_t *b,
+                          const tally_contest_t *c) {
+  tally_icpc_board_t board;
+  if (icpc_board(q, c, &board) != 0) {
+    b->oom = true;
+    return;
+  }
+  for (size_t i = 0; i < board.nrows; i++) {
+    const tally_icpc_row_t *w = &board.rows[i];
+    tally_buf_puts(b, i > 0 ? ",{\"rank\":" : "{\"rank\":");
+    tally_json_num(b, (double)w->rank);
+    tally_buf_putc(b, ',');
+    put_person(b, q, w->participant);
+    tally_buf_puts(b, ",\"solved\":");
+    tally_json_num(b, w->solved);
+    tally_buf_puts(b, ",\"penalty\":");
+    tally_json_num(b, (double)w->penalty);
+    tally_buf_puts(b, ",\"last\":");
+    tally_json_num(b, (double)w->last);
+    tally_buf_puts(b, ",\"tasks\":{");
+    for (size_t t = 0; t < board.ntasks; t++) {
+      if (t > 0)
+        tally_buf_putc(b, ',');
+      tally_json_str(b, c->tasks[t]);
+      tally_buf_putc(b, ':');
+      tally_icpc_cell_json(b, &w->cells[t]);
+    }
+    tally_buf_puts(b, "}}");
+  }
+  tally_icpc_board_free(&board);
+}
+
 static void build_ranking(areq_t *q, tally_buf_t *b) {
   const tally_contest_t *c = tally__api_config_of(q);
   bool elo = c != NULL && c->ranking == TALLY_RANKING_ELO;
+  bool icpc = c != NULL && c->scoring == TALLY_SCORING_PASS_FAIL;
   double since = q->frozen ? q->freeze : NAN;
-  rank_rows(q, elo);
+  if (!icpc)
+    rank_rows(q, elo);
   tally_buf_puts(b, "{\"contest\":");
   tally_json_str(b, q->contest);
   tally_buf_puts(b, ",\"view\":");
   tally_json_str(b, q->private_view ? "private" : "public");
   tally_buf_puts(b, ",\"ranking\":");
   tally_json_str(b, elo ? "elo" : "total");
+  tally_buf_puts(b, ",\"scoring\":");
+  tally_json_str(b, icpc ? "pass-fail" : "score");
+  if (icpc) {
+    tally_buf_puts(b, ",\"penalty_time\":");
+    tally_json_num(b, c->penalty_time);
+  }
   tally_buf_puts(b, ",\"frozen\":");
   tally_buf_puts(b, !isnan(since) ? "true" : "false");
   if (!isnan(since)) {
@@ -269,6 +327,11 @@ static void build_ranking(areq_t *q, tally_buf_t *b) {
     tally_json_str(b, tasks[i]);
   }
   tally_buf_puts(b, "],\"rows\":[");
+  if (icpc) {
+    put_icpc_rows(q, b, c);
+    tally_buf_puts(b, "]}\n");
+    return;
+  }
   long rank = 0;
   for (size_t i = 0; i < q->nrows; i++) {
     row_t *w = &q->rows[i];
@@ -446,13 +509,22 @@ static void build_page(areq_t *q, tally_buf_t *b) {
   }
   const tally_contest_t *c = tally__api_config_of(q);
   bool elo = c != NULL && c->ranking == TALLY_RANKING_ELO;
-  rank_rows(q, elo);
+  tally_icpc_board_t icpc;
+  bool pass_fail = c != NULL && c->scoring == TALLY_SCORING_PASS_FAIL;
+  if (pass_fail && icpc_board(q, c, &icpc) != 0) {
+    b->oom = true;
+    return;
+  }
+  if (!pass_fail)
+    rank_rows(q, elo);
   char **tasks = c != NULL ? c->tasks : q->names;
   size_t ntasks = c != NULL ? c->ntasks : q->nnames;
   if (c == NULL && ntasks > 1)
     qsort(tasks, ntasks, sizeof(char *), cmp_names);
   tally_board_row_t *rows = calloc(q->nrows + 1, sizeof(*rows));
   if (rows == NULL) {
+    if (pass_fail)
+      tally_icpc_board_free(&icpc);
     b->oom = true;
     return;
   }
@@ -467,9 +539,12 @@ static void build_page(areq_t *q, tally_buf_t *b) {
                          .elo = elo,
                          .rows = rows,
                          .nrows = q->nrows,
-                         .frozen = q->frozen};
+                         .frozen = q->frozen,
+                         .icpc = pass_fail ? &icpc : NULL};
   tally_page_board(b, &board);
   free(rows);
+  if (pass_fail)
+    tally_icpc_board_free(&icpc);
 }
 
 void tally__api_build(areq_t *q) {

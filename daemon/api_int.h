@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
+#include "contest/icpc_place.h"
 #include "daemon/api.h"
 #include "daemon/http.h"
 #include "engine/contests.h"
@@ -59,6 +60,8 @@ typedef struct areq_s {
   char cursor_id[256];
   size_t total; /* the participant's submissions to this contest */
   bool more;    /* rows after the page */
+  /* A pass-fail contest's ranking: the submissions of its rows' places. */
+  tally_icpc_subs_t icpc;
 } areq_t;
 
 /* api.c: a request's contest config (or NULL), a row's memory freed,

@@ -186,6 +186,58 @@ static bool task_score(const tally_board_row_t *w, const char *task,
   return false;
 }
 
+/* A pass-fail cell as a board shows it: "+" and the rejected tries
+ * before the solve ("+2") over its minute; "-3" for three rejected
+ * tries; "?" and the pending tries during the freeze or judging. */
+static void icpc_cell(tally_buf_t *b, const tally_icpc_cell_t *c) {
+  char text[64];
+  unsigned tries = c->judged + c->pending;
+  const char *cls = c->solved    ? (c->first ? "solved first" : "solved")
+                    : c->pending ? "pending"
+                    : tries > 0  ? "rejected"
+                                 : "";
+  tally_buf_puts(b, "<td class=\"icpc ");
+  tally_buf_puts(b, cls);
+  tally_buf_puts(b, "\">");
+  if (c->solved && tries > 1)
+    snprintf(text, sizeof(text), "+%u<small>%ld</small>", tries - 1,
+             c->minute);
+  else if (c->solved)
+    snprintf(text, sizeof(text), "+<small>%ld</small>", c->minute);
+  else if (c->pending)
+    snprintf(text, sizeof(text), "?%u<small>%u tr%s</small>", c->pending,
+             tries, tries == 1 ? "y" : "ies");
+  else if (tries > 0)
+    snprintf(text, sizeof(text), "-%u", tries);
+  else
+    text[0] = '\0';
+  tally_buf_puts(b, text);
+  tally_buf_puts(b, "</td>");
+}
+
+/* The rows of a pass-fail board: rank, participant, team, solved,
+ * penalty, then a cell per task. */
+static void icpc_rows(tally_buf_t *b, const tally_board_t *board) {
+  const tally_icpc_board_t *g = board->icpc;
+  for (size_t i = 0; i < g->nrows; i++) {
+    const tally_icpc_row_t *w = &g->rows[i];
+    tally_buf_puts(b, "<tr data-p=\"");
+    text(b, w->participant);
+    tally_buf_puts(b, "\"><td class=\"rank\">");
+    number(b, (double)w->rank, 0);
+    tally_buf_puts(b, "</td>");
+    person(b, board, w->participant);
+    tally_buf_puts(b, "<td class=\"total\">");
+    number(b, w->solved, 0);
+    tally_buf_puts(b, "</td><td>");
+    number(b, (double)w->penalty, 0);
+    tally_buf_puts(b, "</td>");
+    for (size_t t = 0; t < g->ntasks; t++)
+      icpc_cell(b, &w->cells[t]);
+    tally_buf_puts(b, "</tr>\n");
+  }
+}
+
 void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
   const tally_contest_t *c = board->config;
   const char *title = c != NULL ? c->title : board->contest;
@@ -202,7 +254,9 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
   tally_buf_puts(b, "<table id=\"board\" data-contest=\"");
   text(b, board->contest);
   tally_buf_puts(b, "\" data-ranking=\"");
-  tally_buf_puts(b, board->elo ? "elo" : "total");
+  tally_buf_puts(b, board->icpc != NULL ? "pass-fail"
+                    : board->elo       ? "elo"
+                                       : "total");
   tally_buf_puts(b, "\" data-precision=\"");
   number(b, precision, 0);
   tally_buf_t json;
@@ -254,6 +308,13 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
                     "<th>Team</th>");
   if (board->elo) {
     tally_buf_puts(b, "<th>Rating</th><th>Matches</th><th>W/D/L</th>");
+  } else if (board->icpc != NULL) {
+    tally_buf_puts(b, "<th>Solved</th><th>Penalty</th>");
+    for (size_t i = 0; i < board->ntasks; i++) {
+      tally_buf_puts(b, "<th>");
+      text(b, board->tasks[i]);
+      tally_buf_puts(b, "</th>");
+    }
   } else {
     tally_buf_puts(b, "<th>Total</th>");
     for (size_t i = 0; i < board->ntasks; i++) {
@@ -275,8 +336,10 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
     }
   }
   tally_buf_puts(b, "</tr></thead>\n<tbody>\n");
+  if (board->icpc != NULL)
+    icpc_rows(b, board);
   long rank = 0;
-  for (size_t i = 0; i < board->nrows; i++) {
+  for (size_t i = 0; board->icpc == NULL && i < board->nrows; i++) {
     const tally_board_row_t *w = &board->rows[i];
     if (i == 0 || w->value != board->rows[i - 1].value)
       rank = (long)i + 1;
@@ -339,7 +402,12 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
                       "score is public (its testcases are all private, or "
                       "each of its subtasks has a private one), so the "
                       "public board shows 0 for it.</p>\n");
-  if (!board->elo)
+  if (board->icpc != NULL)
+    tally_buf_puts(b, "<p class=\"note\">+ solved (the rejected tries "
+                      "before it, and the contest minute), - rejected "
+                      "tries, ? tries pending; darker green: solved "
+                      "first.</p>\n");
+  else if (!board->elo)
     tally_buf_puts(b, "<p class=\"note\">* partial: a submission of that "
                       "task could not be scored and counts 0.</p>\n");
   tally_buf_puts(b, "<script>");

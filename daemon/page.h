@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "config/jsonw.h"
+#include "contest/icpc.h"
 #include "engine/contests.h"
 
 typedef struct tally_board_row_s {
@@ -29,6 +30,8 @@ typedef struct tally_board_s {
   const tally_board_row_t *rows; /* in rank order */
   size_t nrows;
   bool frozen; /* the public board, frozen: the page says so */
+  /* A pass-fail contest's board (rows above unused), or NULL. */
+  const tally_icpc_board_t *icpc;
 } tally_board_t;
 
 /* The Content-Security-Policy of the pages: their own inline script and

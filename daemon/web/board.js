@@ -14,6 +14,8 @@
   var rows = Array.prototype.slice.call(body.rows);
   var status = document.getElementById('live');
   var queue = [], scheduled = false;
+  var api = '/api/contests/' + encodeURIComponent(contest);
+  if (d.ranking === 'pass-fail') return passFail();
 
   function fmt(x) { return String(+(+x).toFixed(precision)); }
   function value(r) { return +(elo ? r.dataset.rating : r.dataset.total); }
@@ -112,11 +114,58 @@
     queue.push(ev);
     if (!scheduled) { scheduled = true; requestAnimationFrame(flush); }
   }
-  var src = new EventSource('/api/contests/' + encodeURIComponent(contest) + '/events');
-  src.addEventListener('score', function (e) { push('score', e); });
-  src.addEventListener('rating', function (e) { push('rating', e); });
-  // The board froze or thawed, or a frozen one was resumed: load it anew.
-  src.addEventListener('reload', function () { location.reload(); });
-  src.onopen = function () { status.textContent = 'live'; status.className = 'on'; };
-  src.onerror = function () { status.textContent = 'reconnecting'; status.className = 'off'; };
+  function listen(onScore) {
+    var src = new EventSource(api + '/events');
+    src.addEventListener('score', onScore);
+    src.addEventListener('rating', onScore);
+    // The board froze or thawed, or a frozen one was resumed: load it anew.
+    src.addEventListener('reload', function () { location.reload(); });
+    src.onopen = function () { status.textContent = 'live'; status.className = 'on'; };
+    src.onerror = function () { status.textContent = 'reconnecting'; status.className = 'off'; };
+  }
+  // A pass-fail board: a cell's tries, minute and first solve depend on
+  // other teams' submissions, so each event reads the board's rows again
+  // (at most one read in flight; one more after it if events came).
+  function passFail() {
+    var busy = false, again = false;
+    function cell(td, c) {
+      var tries = c.judged + c.pending;
+      td.className = 'icpc ' + (c.solved ? (c.first ? 'solved first' : 'solved')
+        : c.pending ? 'pending' : tries > 0 ? 'rejected' : '');
+      td.textContent = c.solved ? '+' + (tries > 1 ? tries - 1 : '')
+        : c.pending ? '?' + c.pending : tries > 0 ? '-' + tries : '';
+      if (c.solved || c.pending) {
+        var s = document.createElement('small');
+        s.textContent = c.solved ? c.minute : tries + (tries === 1 ? ' try' : ' tries');
+        td.appendChild(s);
+      }
+    }
+    function draw(board) {
+      var fresh = document.createElement('tbody');
+      board.rows.forEach(function (w) {
+        var r = fresh.insertRow();
+        r.dataset.p = w.participant;
+        [w.rank, w.name, w.team || '', w.solved, w.penalty].forEach(function (t, i) {
+          var td = r.insertCell();
+          td.textContent = t;
+          if (i === 0) td.className = 'rank';
+          if (i === 3) td.className = 'total';
+        });
+        tasks.forEach(function (t) { cell(r.insertCell(), w.tasks[t]); });
+      });
+      table.replaceChild(fresh, body);
+      body = fresh;
+    }
+    function read() {
+      if (busy) { again = true; return; }
+      busy = true;
+      fetch(api + '/ranking').then(function (r) { return r.json(); })
+        .then(draw, function () {}).then(function () {
+          busy = false;
+          if (again) { again = false; read(); }
+        });
+    }
+    listen(read);
+  }
+  listen(function (e) { push(e.type, e); });
 })();
