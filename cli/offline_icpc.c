@@ -115,13 +115,8 @@ void cli_icpc_rows(tally_buf_t *b, const tally_icpc_board_t *board,
       if (t > 0)
         tally_buf_putc(b, ',');
       tally_json_str(b, tasks[t]);
-      tally_buf_puts(b, ":{\"judged\":");
-      tally_json_num(b, c->judged);
-      cli_json_int(b, "pending", c->pending);
-      tally_buf_puts(b, c->solved ? ",\"solved\":true" : ",\"solved\":false");
-      cli_json_int(b, "minute", c->minute);
-      cli_json_int(b, "penalty", c->penalty);
-      tally_buf_puts(b, c->first ? ",\"first\":true}" : ",\"first\":false}");
+      tally_buf_putc(b, ':');
+      tally_icpc_cell_json(b, c);
     }
     tally_buf_puts(b, "}}");
   }

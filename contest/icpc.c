@@ -194,12 +194,12 @@ int tally_icpc_build(tally_icpc_board_t *b, const tally_icpc_rules_t *rules,
 
 void tally_icpc_cell_json(tally_buf_t *b, const tally_icpc_cell_t *c) {
   char num[96];
-  snprintf(num, sizeof(num), "{\"judged\":%u,\"pending\":%u,\"solved\":",
-           c->judged, c->pending);
+  snprintf(num, sizeof(num),
+           "{\"judged\":%u,\"pending\":%u,\"solved\":", c->judged, c->pending);
   tally_buf_puts(b, num);
   tally_buf_puts(b, c->solved ? "true" : "false");
-  snprintf(num, sizeof(num), ",\"minute\":%ld,\"penalty\":%ld,\"first\":",
-           c->minute, c->penalty);
+  snprintf(num, sizeof(num),
+           ",\"minute\":%ld,\"penalty\":%ld,\"first\":", c->minute, c->penalty);
   tally_buf_puts(b, num);
   tally_buf_puts(b, c->first ? "true}" : "false}");
 }

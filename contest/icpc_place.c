@@ -33,9 +33,9 @@ static void judgement_of(const cJSON *j, char out[8]) {
   if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "compiled")))
     snprintf(out, 8, "CE");
   else
-    snprintf(out, 8, m->valuedouble > 0 && s->valuedouble >= m->valuedouble
-                         ? "AC"
-                         : "WA");
+    snprintf(out, 8,
+             m->valuedouble > 0 && s->valuedouble >= m->valuedouble ? "AC"
+                                                                    : "WA");
 }
 
 int tally_icpc_place_read(tally_icpc_subs_t *v, const redisReply *flat,

@@ -252,15 +252,14 @@ static int icpc_board(areq_t *q, const tally_contest_t *c,
                               q->frozen ? q->freeze : NAN};
   for (size_t i = 0; i < q->nrows; i++)
     named[i] = q->rows[i].id;
-  int rc = tally_icpc_build(board, &rules, (const char *const *)c->tasks,
-                            c->ntasks, q->icpc.subs, q->icpc.n, named,
-                            q->nrows);
+  int rc =
+      tally_icpc_build(board, &rules, (const char *const *)c->tasks, c->ntasks,
+                       q->icpc.subs, q->icpc.n, named, q->nrows);
   free(named);
   return rc;
 }
 
-static void put_icpc_rows(areq_t *q, tally_buf_t *b,
-                          const tally_contest_t *c) {
+static void put_icpc_rows(areq_t *q, tally_buf_t *b, const tally_contest_t *c) {
   tally_icpc_board_t board;
   if (icpc_board(q, c, &board) != 0) {
     b->oom = true;

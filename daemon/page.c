@@ -200,13 +200,12 @@ static void icpc_cell(tally_buf_t *b, const tally_icpc_cell_t *c) {
   tally_buf_puts(b, cls);
   tally_buf_puts(b, "\">");
   if (c->solved && tries > 1)
-    snprintf(text, sizeof(text), "+%u<small>%ld</small>", tries - 1,
-             c->minute);
+    snprintf(text, sizeof(text), "+%u<small>%ld</small>", tries - 1, c->minute);
   else if (c->solved)
     snprintf(text, sizeof(text), "+<small>%ld</small>", c->minute);
   else if (c->pending)
-    snprintf(text, sizeof(text), "?%u<small>%u tr%s</small>", c->pending,
-             tries, tries == 1 ? "y" : "ies");
+    snprintf(text, sizeof(text), "?%u<small>%u tr%s</small>", c->pending, tries,
+             tries == 1 ? "y" : "ies");
   else if (tries > 0)
     snprintf(text, sizeof(text), "-%u", tries);
   else
@@ -255,8 +254,8 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
   text(b, board->contest);
   tally_buf_puts(b, "\" data-ranking=\"");
   tally_buf_puts(b, board->icpc != NULL ? "pass-fail"
-                    : board->elo       ? "elo"
-                                       : "total");
+                    : board->elo        ? "elo"
+                                        : "total");
   tally_buf_puts(b, "\" data-precision=\"");
   number(b, precision, 0);
   tally_buf_t json;
