@@ -180,6 +180,10 @@ int cli_ranking_elo(remote_t *r, const char *contest, bool json);
 typedef struct cli_freeze_s {
   bool configured;
   double start, end, freeze, unfreeze_after;
+  /* A pass-fail contest's rules (docs/contest.md#pass-fail-contests). */
+  bool pass_fail;
+  int penalty_time;
+  bool compile_penalty;
   tally_freeze_word_t word;
 } cli_freeze_t;
 
@@ -188,6 +192,12 @@ typedef struct cli_freeze_s {
 int cli_freeze_read(remote_t *r, const char *contest, cli_freeze_t *f);
 /* The time f's public board is frozen from at now, or NAN. */
 double cli_freeze_since(const cli_freeze_t *f, double now);
+
+/* Prints the ICPC board of the pass-fail contest whose rules f holds
+ * (tally ranking), public (as of since, the freeze in force, or NAN) or
+ * private, as a table or JSON. Returns 0, or an exit status (printed). */
+int cli_ranking_icpc(remote_t *r, const char *contest, const cli_freeze_t *f,
+                     bool public, double since, bool json);
 /* t (seconds since the epoch) as an RFC 3339 UTC time in buf. */
 const char *cli_time_text(double t, char *buf, size_t len);
 

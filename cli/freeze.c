@@ -113,6 +113,14 @@ int cli_freeze_read(remote_t *r, const char *contest, cli_freeze_t *f) {
               time_field(o, "end", &f->end) &&
               time_field(o, "freeze", &f->freeze) &&
               time_field(o, "unfreeze_after", &f->unfreeze_after);
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "scoring");
+    const cJSON *pt = cJSON_GetObjectItemCaseSensitive(o, "penalty_time");
+    f->pass_fail = cJSON_IsString(sc) &&
+                   strcmp(sc->valuestring, "pass-fail") == 0 &&
+                   cJSON_IsNumber(pt) && !isnan(f->start);
+    f->penalty_time = cJSON_IsNumber(pt) ? (int)pt->valuedouble : 0;
+    f->compile_penalty =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "compile_penalty"));
     cJSON_Delete(o);
     if (!ok) {
       fprintf(stderr,

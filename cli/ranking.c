@@ -402,19 +402,26 @@ int cmd_ranking(int argc, char **argv) {
     return cli_flush_stdout(status, "the ranking");
   }
   double since = NAN;
-  if (status == 0)
-    status = ranking_read(&r, contest, public, &rk);
-  if (status == 0 && public) {
+  cli_freeze_t f;
+  if (status == 0) {
     /* What the public sees: the frozen ranking while a freeze holds. */
-    cli_freeze_t f;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     status = cli_freeze_read(&r, contest, &f);
     if (status == 0)
       since = cli_freeze_since(&f, (double)ts.tv_sec + ts.tv_nsec / 1e9);
-    if (status == 0 && !isnan(since))
-      status = ranking_freeze(&r, contest, since, &rk);
   }
+  if (status == 0 && f.pass_fail) {
+    status = cli_ranking_icpc(&r, contest, &f, public, since, json);
+    remote_close(&r);
+    return cli_flush_stdout(status, "the ranking");
+  }
+  if (!public)
+    since = NAN;
+  if (status == 0)
+    status = ranking_read(&r, contest, public, &rk);
+  if (status == 0 && !isnan(since))
+    status = ranking_freeze(&r, contest, since, &rk);
   if (status == 0 && json) {
     tally_buf_t b;
     tally_buf_init(&b);

@@ -114,6 +114,22 @@ void tally__api_publish_configured(tally_api_t *a) {
     put_seconds(b, c->freeze);
     tally_buf_puts(b, ",\"unfreeze_after\":");
     put_seconds(b, c->unfreeze_after);
+    if (c->scoring == TALLY_SCORING_PASS_FAIL) {
+      /* What tally ranking needs to rank it as tallyd does. */
+      char rules[96];
+      snprintf(rules, sizeof(rules),
+               ",\"scoring\":\"pass-fail\",\"penalty_time\":%d,"
+               "\"compile_penalty\":%s",
+               c->penalty_time, c->compile_penalty ? "true" : "false");
+      tally_buf_puts(b, rules);
+      tally_buf_puts(b, ",\"tasks\":[");
+      for (size_t t = 0; t < c->ntasks; t++) {
+        if (t > 0)
+          tally_buf_putc(b, ',');
+        tally_json_str(b, c->tasks[t]);
+      }
+      tally_buf_putc(b, ']');
+    }
     tally_buf_putc(b, '}');
     oom = b->oom;
   }

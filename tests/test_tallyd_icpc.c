@@ -162,6 +162,16 @@ Test(tallyd_icpc, the_api_and_the_board_equal_the_offline_board) {
     char *want = offline(path, contests[i], i == 1);
     cr_expect_str_eq(got, want, "%s", contests[i]);
     free(got);
+    /* tally ranking: the same board, from the rules tallyd published. */
+    const char *args[] = {"ranking",   "--redis",  server.url, "--contest",
+                          contests[i], "--public", "--json",   NULL};
+    tc_run_t t = tc_run(args, NULL, NULL);
+    cr_expect_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "\"scoring\":\"pass-fail\"") != NULL, "%s", t.out);
+    got = rows_of(t.out);
+    cr_expect_str_eq(got, want, "tally ranking %s: %s", contests[i], t.out);
+    free(got);
+    tc_run_free(&t);
     free(want);
     free(r.body);
     /* The page: ICPC cells, a column per task, the ranking's kind for
