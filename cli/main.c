@@ -16,8 +16,8 @@ typedef struct cli_command_s {
 static const cli_command_t commands[] = {
     {"score", cmd_score,
      "score (--task FILE | --tasks DIR) [--plugins DIR] [--mode MODE | "
-     "--elo]\n"
-     "                     [JOBS...]"},
+     "--elo |\n"
+     "                     --pass-fail [--public]] [JOBS...]"},
     {"check", cmd_check, "check [--plugins DIR] FILE|DIR..."},
     {"submit", cmd_submit,
      "submit [REDIS] [--ids] [--wait-replicas N] [FILE...]"},
@@ -76,6 +76,9 @@ static const char notes[] =
     "       score over the jobs instead of each job's result\n"
     "--elo: print the Elo rating each participant's matches give in each\n"
     "       contest (answer tasks) instead of each job's result\n"
+    "--pass-fail: print the ICPC board of each pass-fail contest the jobs'\n"
+    "       submissions are in (--public: as the public sees it during the\n"
+    "       contest's configured freeze) instead of each job's result\n"
     "SELECTION: the submissions in every one given of --task T, --contest "
     "C,\n"
     "       --participant P and --submission S; or alone, --changed (the "
