@@ -6,9 +6,15 @@
  * crash and must add up: matches = wins + draws + losses, a rating of at
  * least the floor, a result only when a match counted. The first line
  * is also read as an operator's word of <p>:freezes: one that reads
- * must write back as a word that reads the same. */
+ * must write back as a word that reads the same. The same place read as
+ * a pass-fail board's (contest/icpc_place.c), live and frozen, must give
+ * cells that add up: a solved cell has a judged try and a penalty of at
+ * least its minute, an unsolved one no penalty, and the row the sums. */
 #include "contest/freezes.h"
 #include "contest/frozen.h"
+#include "contest/icpc_place.h"
+
+#include <math.h>
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -55,6 +61,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   double score;
   bool partial;
   tally_frozen_score(&flat, freeze, &score, &partial);
+  tally_icpc_subs_t subs = {0};
+  if (tally_icpc_place_read(&subs, &flat, "u", "t") != 0 ||
+      tally_icpc_place_read(&subs, &flat, "v", "t") != 0)
+    abort();
+  const char *tasks[] = {"t"};
+  for (int view = 0; view < 2; view++) {
+    tally_icpc_rules_t rules = {freeze, 20, view == 1,
+                                view == 1 ? freeze : NAN};
+    tally_icpc_board_t b;
+    if (tally_icpc_build(&b, &rules, tasks, 1, subs.subs, subs.n, NULL, 0) !=
+        0)
+      abort();
+    for (size_t i = 0; i < b.nrows; i++) {
+      const tally_icpc_row_t *r = &b.rows[i];
+      const tally_icpc_cell_t *c = &r->cells[0];
+      if ((c->solved && (c->judged == 0 || c->penalty < c->minute)) ||
+          (!c->solved && (c->penalty != 0 || c->first)) ||
+          r->solved != (c->solved ? 1u : 0u) || r->penalty != c->penalty ||
+          r->rank < 1 || r->rank > i + 1)
+        abort();
+    }
+    /* u and v have the same submissions: the same cells, one rank. */
+    if (b.nrows == 2 && (b.rows[0].rank != b.rows[1].rank ||
+                         memcmp(&b.rows[0].cells[0], &b.rows[1].cells[0],
+                                sizeof(tally_icpc_cell_t)) != 0))
+      abort();
+    tally_icpc_board_free(&b);
+  }
+  tally_icpc_subs_free(&subs);
   tally_freeze_word_t w, back;
   if (n > 0 && tally_freeze_word_parse(lines[0], strlen(lines[0]), &w) == 0) {
     char again[TALLY_FREEZE_WORD_MAX];
