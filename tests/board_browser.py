@@ -8,10 +8,13 @@ page fetches nothing from elsewhere and is a full table without
 JavaScript. Then an arena's Elo table, live; and a board that freezes
 while open: it says so, holds for submissions made after the freeze
 (which the private view shows), still moves for those made before, and
-shows everything once unfrozen. With --screenshot it saves the board as
-a PNG.
+shows everything once unfrozen. And a pass-fail (ICPC) board: solves,
+rejected tries and the first to solve come in live, equal to the API's
+board, without a reload. With --screenshot (--icpc-screenshot) it saves
+the board (the pass-fail board) as a PNG.
 
 usage: board_browser.py --build DIR --source DIR [--screenshot PNG]
+       [--icpc-screenshot PNG]
 """
 import argparse
 import base64
@@ -119,6 +122,7 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--source", required=True)
     ap.add_argument("--screenshot")
+    ap.add_argument("--icpc-screenshot")
     a = ap.parse_args()
     build, source = os.path.abspath(a.build), os.path.abspath(a.source)
     exe = shutil.which("chromium")
@@ -155,6 +159,12 @@ def main():
                        "end": "2099-01-01T00:00:00Z",
                        "freeze": "2026-01-01T12:00:00Z",
                        "score_precision": 1}, f)
+        # A pass-fail contest from 2026-01-01T00:00:00Z (1767225600).
+        with open(os.path.join(tasks, "icpc.contest.json"), "w") as f:
+            json.dump({"name": "icpc", "title": "Example Regional",
+                       "tasks": ["sum", "product"], "scoring": "pass-fail",
+                       "start": "2026-01-01T00:00:00Z",
+                       "end": "2099-01-01T00:00:00Z"}, f)
         token = "operator-token-for-the-browser-test"
         with open(os.path.join(tmp, "token"), "w") as f:
             f.write(token + "\n")
@@ -191,7 +201,11 @@ def main():
 
         def push(sub, who, task, evals, contest="c1", ts=None):
             job = {"submission": sub, "participant": who, "task": task,
-                   "contest": contest, "evaluations": evals}
+                   "contest": contest}
+            if evals is None:
+                job["compilation"] = "failed"
+            else:
+                job["evaluations"] = evals
             if ts is not None:
                 job["timestamp"] = ts
             submit(job)
@@ -300,6 +314,62 @@ def main():
                 "/contests/arena":
             fail(f"the Elo table {cells} is not the API's {wanted}")
         print(f"ok: the Elo table live: {cells}")
+
+        # A pass-fail board: its cells come in live, equal to the API's.
+        icpc0 = 1767225600
+        ok4 = {"0": 1, "1": 1, "2": 1, "3": 1}
+        push("i1", "alice", "sum", {"0": 1, "1": 0, "2": 1, "3": 1}, "icpc",
+             icpc0 + 300)
+        push("i2", "alice", "sum", ok4, "icpc", icpc0 + 1500)
+        browser.open(base + "/contests/icpc")
+        wait_live()
+        browser.eval("window.sameLoad = true")
+        cells = ("JSON.stringify(Array.from(document.querySelectorAll("
+                 "'#board tbody tr')).map(r => Array.from(r.cells).map("
+                 "c => c.textContent)))")
+        if browser.wait(cells + ".includes('Alice')") is None:
+            fail(f"the pass-fail board's first row never came: "
+                 f"{browser.eval(cells)}")
+        # bob solves sum first of all (earlier than alice's solve) and
+        # product after a compile error (no try) and a wrong answer.
+        push("i3", "bob", "sum", ok4, "icpc", icpc0 + 1200)
+        push("i4", "bob", "product", None, "icpc", icpc0 + 1300)
+        push("i5", "bob", "product", {"s1_a": 1, "s1_b": 0, "s2_a": 1,
+                                      "s2_b": 1}, "icpc", icpc0 + 1400)
+        push("i6", "bob", "product", {"s1_a": 1, "s1_b": 1, "s2_a": 1,
+                                      "s2_b": 1}, "icpc", icpc0 + 2400)
+        push("i7", "carol", "product", {"s1_a": 0, "s1_b": 0, "s2_a": 1,
+                                        "s2_b": 1}, "icpc", icpc0 + 600)
+
+        def board_rows():
+            return [[str(r["rank"]), r["name"], r["team"] or "",
+                     str(r["solved"]), str(r["penalty"])]
+                    for r in api("/api/contests/icpc/ranking")["rows"]]
+
+        deadline = time.time() + 20
+        while len(board_rows()) < 3 or board_rows()[0][1] != "Bob":
+            if time.time() > deadline:
+                fail(f"bob never led the pass-fail board: {board_rows()}")
+            time.sleep(0.1)
+        want = board_rows()
+        got = None
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            got = [c[:5] for c in json.loads(browser.eval(cells))]
+            if got == want:
+                break
+            time.sleep(0.05)
+        if got != want:
+            fail(f"the pass-fail board {got} is not the API's {want}")
+        shown = json.loads(browser.eval(cells))
+        firsts = browser.eval("document.querySelectorAll('td.first').length")
+        if shown[0][5:] != ["+20", "+140"] or shown[1][5:] != ["+125", ""] \
+                or shown[2][5:] != ["", "-1"] or firsts != 2 \
+                or not browser.eval("window.sameLoad"):
+            fail(f"the pass-fail cells: {shown}, {firsts} first solves")
+        print(f"ok: the pass-fail board live, equal to the API's: {shown}")
+        if a.icpc_screenshot:
+            browser.screenshot(a.icpc_screenshot)
 
         # A board that freezes while open. tallyd reads the freeze's state
         # once a second: the API says when it has.
