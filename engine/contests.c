@@ -31,6 +31,7 @@ enum {
   KEY_SCORING,
   KEY_PENALTY_TIME,
   KEY_COMPILE_PENALTY,
+  KEY_MEDALS,
   NKEYS
 };
 
@@ -59,6 +60,7 @@ static const tally_cfg_key_t contest_keys[] = {
                           offsetof(tally_contest_t, penalty_time), 0, 0,
                           1000000, NULL},
     [KEY_COMPILE_PENALTY] = {"compile_penalty", NULL, 0, 0, 0, 0, NULL},
+    [KEY_MEDALS] = {"medals", NULL, 0, 0, 0, 0, NULL},
     [NKEYS] = {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
@@ -264,10 +266,36 @@ int tally_contest_parse(const char *text, size_t len, tally_diag_t *d,
       c->compile_penalty = cJSON_IsTrue(cp);
     tally_jpath_restore(&path, old);
   }
+  const cJSON *md = found[KEY_MEDALS];
+  if (md != NULL) {
+    size_t old = tally_jpath_key(&path, "medals");
+    static const char *const kinds[] = {"gold", "silver", "bronze"};
+    if (!cJSON_IsObject(md))
+      rc = tally_diag_add(d, &path,
+                          "must be an object of gold, silver and "
+                          "bronze counts");
+    for (const cJSON *m = cJSON_IsObject(md) ? md->child : NULL; m != NULL;
+         m = m->next) {
+      size_t o2 = tally_jpath_key(&path, m->string);
+      int k = 0;
+      while (k < 3 && strcmp(m->string, kinds[k]) != 0)
+        k++;
+      if (k == 3)
+        rc = tally_diag_add(d, &path,
+                            "unknown key (medals are gold, silver, bronze)");
+      else if (!cJSON_IsNumber(m) || m->valuedouble != floor(m->valuedouble) ||
+               m->valuedouble < 0 || m->valuedouble > 100000)
+        rc = tally_diag_add(d, &path, "must be a whole number, 0 to 100000");
+      else
+        c->medals[k] = (int)m->valuedouble;
+      tally_jpath_restore(&path, o2);
+    }
+    tally_jpath_restore(&path, old);
+  }
   if (found[KEY_PENALTY_TIME] == NULL)
     c->penalty_time = TALLY_PENALTY_TIME;
   if (c->scoring != TALLY_SCORING_PASS_FAIL) {
-    for (int k = KEY_PENALTY_TIME; k <= KEY_COMPILE_PENALTY; k++)
+    for (int k = KEY_PENALTY_TIME; k <= KEY_MEDALS; k++)
       if (found[k] != NULL) {
         size_t old = tally_jpath_key(&path, contest_keys[k].name);
         rc = tally_diag_add(d, &path,
@@ -281,11 +309,11 @@ int tally_contest_parse(const char *text, size_t len, tally_diag_t *d,
                         "a pass-fail contest ranks by problems solved, so it "
                         "cannot also be ranked by Elo (\"ranking\": \"elo\")");
     tally_jpath_restore(&path, old);
-  } else if (found[KEY_START] == NULL) {
+  } else if (found[KEY_START] == NULL || found[KEY_END] == NULL) {
     size_t old = tally_jpath_key(&path, "scoring");
     rc = tally_diag_add(d, &path,
                         "a pass-fail contest needs its start (penalty "
-                        "minutes count from it)");
+                        "minutes count from it) and its end");
     tally_jpath_restore(&path, old);
   }
   if (c->queue != NULL && !tally_queue_name_ok(c->queue)) {
@@ -544,6 +572,8 @@ int tally_contestset_check_tasks(tally_contestset_t *cs,
       return tally_diag_add(d, NULL, "out of memory");
     m->max_score = t->max_score;
     m->max_public_score = t->max_public_score;
+    m->ntestcases = t->ntestcases;
+    m->time_limit = t->has_time_limit ? t->time_limit : NAN;
     cs->nmaxes++;
   }
   for (size_t i = 0; i < cs->count; i++) {

@@ -45,6 +45,9 @@ typedef struct tally_contest_s {
    * default they count for nothing, as in DOMjudge). */
   int penalty_time;
   bool compile_penalty;
+  /* Pass-fail only: how many ranks get each medal in the CCS Contest
+   * API's awards (docs/ccs.md); all 0 when the config gives none. */
+  int medals[3]; /* gold, silver, bronze */
   /* The queue its jobs go to and its keys live in; NULL: the default
    * queue (tallyd's --default-queue, TALLY_MAIN_QUEUE unless set). */
   char *queue;
@@ -57,10 +60,13 @@ typedef struct tally_participant_s {
   char *team; /* or NULL */
 } tally_participant_t;
 
-/* A task's largest scores, for a board's colours. */
+/* A task's largest scores, for a board's colours; and what the CCS
+ * Contest API tells of it as a problem. */
 typedef struct tally_task_max_s {
   char *name;
   double max_score, max_public_score;
+  size_t ntestcases;
+  double time_limit; /* seconds; NAN when the task gives none */
 } tally_task_max_t;
 
 typedef struct tally_contestset_s {

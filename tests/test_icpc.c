@@ -86,16 +86,31 @@ Test(icpc, contest_keys_are_decoded_strictly) {
   tally_contest_t c;
   char msg[512];
   cr_assert_eq(parse("{\"name\":\"w\",\"tasks\":[\"a\"],\"scoring\":"
-                     "\"pass-fail\",\"start\":\"2026-01-01T10:00:00Z\"}",
+                     "\"pass-fail\",\"start\":\"2026-01-01T10:00:00Z\",\"end\":"
+                     "\"2026-01-01T15:00:00Z\"}",
                      &c, msg),
                0, "%s", msg);
   cr_expect_eq(c.scoring, TALLY_SCORING_PASS_FAIL);
   cr_expect_eq(c.penalty_time, 20);
   cr_expect_not(c.compile_penalty);
+  cr_expect_eq(c.medals[0] + c.medals[1] + c.medals[2], 0);
   tally_contest_free(&c);
   const char *bad[][2] = {
       {"{\"name\":\"w\",\"tasks\":[\"a\"],\"scoring\":\"pass-fail\"}",
        "needs its start"},
+      {"{\"name\":\"w\",\"tasks\":[\"a\"],\"scoring\":\"pass-fail\","
+       "\"start\":\"2026-01-01T10:00:00Z\"}",
+       "and its end"},
+      {"{\"name\":\"w\",\"tasks\":[\"a\"],\"medals\":{\"gold\":1}}",
+       "medals: is for a pass-fail contest only"},
+      {"{\"name\":\"w\",\"tasks\":[\"a\"],\"scoring\":\"pass-fail\","
+       "\"start\":\"2026-01-01T10:00:00Z\",\"end\":\"2026-01-01T15:00:00Z\","
+       "\"medals\":{\"gold\":1,\"tin\":2}}",
+       "medals.tin: unknown key"},
+      {"{\"name\":\"w\",\"tasks\":[\"a\"],\"scoring\":\"pass-fail\","
+       "\"start\":\"2026-01-01T10:00:00Z\",\"end\":\"2026-01-01T15:00:00Z\","
+       "\"medals\":{\"gold\":1.5}}",
+       "medals.gold: must be a whole number"},
       {"{\"name\":\"w\",\"tasks\":[\"a\"],\"scoring\":\"icpc\"}", "scoring"},
       {"{\"name\":\"w\",\"tasks\":[\"a\"],\"penalty_time\":20}",
        "pass-fail contest only"},
