@@ -5,6 +5,7 @@
  * their callback. The event streams are api_events.c's. */
 #include "daemon/api.h"
 #include "daemon/api_int.h"
+#include "daemon/ccs.h"
 
 #include "config/error.h"
 #include "contest/frozen.h"
@@ -16,6 +17,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <nettle/base64.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,9 +71,47 @@ static const char *bearer(const tally_http_req_t *r) {
   return h + 7;
 }
 
-static bool is_operator(const tally_api_t *a, const tally_http_req_t *r) {
+/* The password of r's HTTP Basic credentials, into out (len bytes), or
+ * false. */
+static bool basic_password(const tally_http_req_t *r, char *out, size_t len) {
+  const char *h = tally_http_header(r, "Authorization");
+  if (h == NULL || strncasecmp(h, "Basic ", 6) != 0)
+    return false;
+  h += 6;
+  size_t n = strlen(h);
+  if (n == 0 || BASE64_DECODE_LENGTH(n) + 1 > len)
+    return false;
+  struct base64_decode_ctx ctx;
+  base64_decode_init(&ctx);
+  size_t got = len - 1;
+  if (!base64_decode_update(&ctx, &got, (uint8_t *)out, n, h) ||
+      !base64_decode_final(&ctx))
+    return false;
+  out[got] = '\0';
+  const char *colon = memchr(out, ':', got);
+  if (colon == NULL || strlen(out) != got)
+    return false;
+  memmove(out, colon + 1, got - (size_t)(colon - out));
+  return true;
+}
+
+bool tally__api_is_operator(const tally_api_t *a, const tally_http_req_t *r) {
+  if (a->token == NULL)
+    return false;
   const char *t = bearer(r);
-  return t != NULL && a->token != NULL && same_secret(t, a->token);
+  if (t != NULL)
+    return same_secret(t, a->token);
+  /* HTTP Basic, as the CCS Contest API's clients send it: any user name,
+   * the operator token as the password. */
+  char pass[1024];
+  bool ok =
+      basic_password(r, pass, sizeof(pass)) && same_secret(pass, a->token);
+  memset(pass, 0, sizeof(pass));
+  return ok;
+}
+
+static bool is_operator(const tally_api_t *a, const tally_http_req_t *r) {
+  return tally__api_is_operator(a, r);
 }
 
 static void on_map(tally_cluster_t *k) {
@@ -152,6 +192,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   tally_queues_free(&queues);
   a->tail_known = a->contests_known = false;
   a->sses = NULL;
+  a->ccs_feeds = NULL;
   a->nsses = 0;
   a->sse_events = a->sse_dropped = 0;
   a->sse_bytes = 0;
@@ -826,6 +867,9 @@ int tally_api_route(void *api, tally_http_req_t *r) {
   const char *p = r->raw_path;
   if (strcmp(p, "/") == 0 || strncmp(p, "/contests/", 10) == 0)
     return route_page(a, r);
+  int ccs = tally_ccs_route(a, r);
+  if (ccs != 0)
+    return ccs;
   if (strncmp(p, "/api/", 5) != 0 && strcmp(p, "/api") != 0)
     return 0;
   if (a->closing)

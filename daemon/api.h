@@ -126,6 +126,7 @@ struct tally_api_s {
   bool secret_asking;                /* a read of it in flight */
   bool secret_failing;               /* its last read failed (logged) */
   unsigned inflight;                 /* requests waiting on Redis */
+  struct tally_ccs_feed_s *ccs_feeds; /* the CCS event feeds open */
   bool closing;
   void (*close_cb)(struct tally_api_s *a);
 };

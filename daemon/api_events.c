@@ -6,6 +6,7 @@
  * timer also settles each contest's freeze. */
 #include "daemon/api.h"
 #include "daemon/api_int.h"
+#include "daemon/ccs_int.h"
 
 #include "config/error.h"
 #include "contest/frozen.h"
@@ -744,6 +745,7 @@ void tally__api_on_keepalive(uv_timer_t *t) {
   tally__api_ask_secret(a);
   tally__api_publish_configured(a);
   refresh_freezes(a);
+  tally__ccs_tick(a);
   if (!a->words_asking && !a->closing) {
     char key[160];
     snprintf(key, sizeof(key), "%s:freezes", a->prefix);
@@ -847,6 +849,7 @@ int tally__api_start_events(tally_api_t *a, tally_http_req_t *r,
 }
 
 void tally__api_end_streams(tally_api_t *a) {
+  tally__ccs_end_feeds(a);
   for (tally_sse_t *e = a->sses; e != NULL; e = e->next) {
     e->ended = true;
     sse_flush(e);

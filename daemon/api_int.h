@@ -64,6 +64,10 @@ typedef struct areq_s {
   tally_icpc_subs_t icpc;
 } areq_t;
 
+/* api.c: whether r carries the operator token, as a bearer token or as
+ * the password of HTTP Basic credentials (any user name). */
+bool tally__api_is_operator(const tally_api_t *a, const tally_http_req_t *r);
+
 /* api.c: a request's contest config (or NULL), a row's memory freed,
  * and a request's failure (the first one's words are kept). */
 const tally_contest_t *tally__api_config_of(const areq_t *q);
