@@ -99,6 +99,7 @@ static bool sub_of(ccs_read_t *rd, const char *id, const redisReply *summary,
   const cJSON *ts = cJSON_GetObjectItemCaseSensitive(j, "timestamp");
   const cJSON *g = cJSON_GetObjectItemCaseSensitive(j, "judgement");
   const cJSON *lang = cJSON_GetObjectItemCaseSensitive(j, "language");
+  const cJSON *ep = cJSON_GetObjectItemCaseSensitive(j, "entry_point");
   bool ok = cJSON_IsString(u) && cJSON_IsString(t) && cJSON_IsString(c) &&
             strcmp(c->valuestring, rd->contest) == 0 &&
             !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "official"));
@@ -108,6 +109,7 @@ static bool sub_of(ccs_read_t *rd, const char *id, const redisReply *summary,
     s->participant = strdup(u->valuestring);
     s->task = strdup(t->valuestring);
     s->language = cJSON_IsString(lang) ? strdup(lang->valuestring) : NULL;
+    s->entry_point = cJSON_IsString(ep) ? strdup(ep->valuestring) : NULL;
     s->timestamp = cJSON_IsNumber(ts) ? ts->valuedouble : 0;
     bool scored = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "scored"));
     if (scored && cJSON_IsString(g))
@@ -246,6 +248,14 @@ static const tally_contest_t *contest_of(const tally_api_t *a, const char *id) {
   return NULL;
 }
 
+/* The configured pass-fail contest called name, or NULL. */
+static const tally_contest_t *contest_named(const tally_api_t *a,
+                                            const char *name) {
+  const tally_contest_t *c =
+      a->contests != NULL ? tally_contestset_find(a->contests, name) : NULL;
+  return c != NULL && c->scoring == TALLY_SCORING_PASS_FAIL ? c : NULL;
+}
+
 static int answer_error(tally_http_req_t *r, unsigned status, const char *msg) {
   r->reply.status = status;
   r->reply.type = "application/json";
@@ -290,7 +300,8 @@ static const char access_json[] =
     "{\"type\":\"state\",\"properties\":[\"started\",\"frozen\",\"ended\","
     "\"thawed\",\"finalized\",\"end_of_updates\"]},"
     "{\"type\":\"submissions\",\"properties\":[\"id\",\"language_id\","
-    "\"problem_id\",\"team_id\",\"time\",\"contest_time\",\"files\"]},"
+    "\"problem_id\",\"team_id\",\"time\",\"contest_time\","
+    "\"entry_point\",\"files\"]},"
     "{\"type\":\"judgements\",\"properties\":[\"id\",\"submission_id\","
     "\"judgement_type_id\",\"start_time\",\"start_contest_time\","
     "\"end_time\",\"end_contest_time\"]},"
@@ -349,7 +360,7 @@ static void req_cancel(tally_http_req_t *r) {
 static void req_done(ccs_read_t *rd) {
   ccs_req_t *q = rd->owner;
   tally_http_req_t *r = q->r;
-  const tally_contest_t *c = contest_of(rd->a, rd->contest);
+  const tally_contest_t *c = contest_named(rd->a, rd->contest);
   if (r != NULL) {
     tally_buf_t *b = &r->reply.body;
     r->reply.type = "application/json";
@@ -432,7 +443,7 @@ static void feed_closed(tally_http_stream_t *s) {
 static void feed_done(ccs_read_t *rd) {
   ccs_feed_t *f = rd->owner;
   f->reading = false;
-  const tally_contest_t *c = contest_of(rd->a, rd->contest);
+  const tally_contest_t *c = contest_named(rd->a, rd->contest);
   ccs_model_t m;
   if (!f->gone && !rd->failed && c != NULL &&
       tally__ccs_model(&m, rd->a, c, f->operator_view, rd->subs, rd->nsubs) ==

@@ -69,6 +69,7 @@ void tally__ccs_sub_free(ccs_sub_t *s) {
   free(s->participant);
   free(s->task);
   free(s->language);
+  free(s->entry_point);
 }
 
 void tally__ccs_model_free(ccs_model_t *m) {
@@ -363,6 +364,15 @@ void tally__ccs_put_submission(const ccs_model_t *m, tally_buf_t *b,
   tally__ccs_abstime(b, s->timestamp);
   key(b, "contest_time", false);
   tally__ccs_reltime(b, s->timestamp - m->c->start);
+  /* C and C++ have none (the specification: it must be null). */
+  char lid[CCS_ID_MAX + 1];
+  tally__ccs_id(s->language != NULL ? s->language : "unknown", lid);
+  key(b, "entry_point", false);
+  if (s->entry_point != NULL && strcmp(lid, "c") != 0 &&
+      strcmp(lid, "cpp") != 0)
+    tally_json_str(b, s->entry_point);
+  else
+    tally_buf_puts(b, "null");
   tally_buf_puts(b, ",\"files\":[]}");
 }
 

@@ -32,7 +32,8 @@ enum {
 /* One submission of the contest, from its summary. */
 typedef struct ccs_sub_s {
   char *id, *participant, *task;
-  char *language; /* or NULL */
+  char *language;    /* or NULL */
+  char *entry_point; /* or NULL */
   double timestamp;
   char judgement[8]; /* "" when tally could not score it: JE */
   /* The result's entry in <p>:results (milliseconds and sequence), when

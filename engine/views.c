@@ -232,12 +232,15 @@ int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
   put_subtasks(b, "public_subtasks", &s.pub);
   put_key(b, "judgement", false);
   tally_json_str(b, tally_judgement(task, job, res));
-  /* The language the platform says the submission is in, for the CCS
-   * Contest API (docs/ccs.md). */
-  const cJSON *lang = cJSON_GetObjectItemCaseSensitive(job->root, "language");
-  if (cJSON_IsString(lang)) {
-    put_key(b, "language", false);
-    tally_json_str(b, lang->valuestring);
+  /* The language the platform says the submission is in, and its entry
+   * point, for the CCS Contest API (docs/ccs.md). */
+  static const char *const told[] = {"language", "entry_point"};
+  for (size_t k = 0; k < 2; k++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(job->root, told[k]);
+    if (cJSON_IsString(v)) {
+      put_key(b, told[k], false);
+      tally_json_str(b, v->valuestring);
+    }
   }
   if (match != NULL) {
     put_key(b, "match", false);
