@@ -70,8 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tally_icpc_rules_t rules = {freeze, 20, view == 1,
                                 view == 1 ? freeze : NAN};
     tally_icpc_board_t b;
-    if (tally_icpc_build(&b, &rules, tasks, 1, subs.subs, subs.n, NULL, 0) !=
-        0)
+    if (tally_icpc_build(&b, &rules, tasks, 1, subs.subs, subs.n, NULL, 0) != 0)
       abort();
     for (size_t i = 0; i < b.nrows; i++) {
       const tally_icpc_row_t *r = &b.rows[i];
