@@ -1,5 +1,5 @@
 /* The ICPC CCS Contest API, version 2023-06, read-only, under /ccs
- * (docs/ccs.md): the pass-fail contests' configuration, submissions,
+ * (docs/scoreboard.md#the-ccs-contest-api): the pass-fail contests' configuration, submissions,
  * judgements, scoreboard, state, awards and event feed, as its front ends
  * (the resolver, the Contest Data Server, DOMjudge's scoreboard) read it,
  * public (the freeze applied) or for the operator. Runs on the results

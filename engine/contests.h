@@ -46,7 +46,7 @@ typedef struct tally_contest_s {
   int penalty_time;
   bool compile_penalty;
   /* Pass-fail only: how many ranks get each medal in the CCS Contest
-   * API's awards (docs/ccs.md); all 0 when the config gives none. */
+   * API's awards (docs/scoreboard.md#the-ccs-contest-api); all 0 when the config gives none. */
   int medals[3]; /* gold, silver, bronze */
   /* The queue its jobs go to and its keys live in; NULL: the default
    * queue (tallyd's --default-queue, TALLY_MAIN_QUEUE unless set). */

@@ -233,7 +233,7 @@ int tally_views_summary(tally_buf_t *b, const tally_task_t *task,
   put_key(b, "judgement", false);
   tally_json_str(b, tally_judgement(task, job, res));
   /* The language the platform says the submission is in, and its entry
-   * point, for the CCS Contest API (docs/ccs.md). */
+   * point, for the CCS Contest API (docs/scoreboard.md#the-ccs-contest-api). */
   static const char *const told[] = {"language", "entry_point"};
   for (size_t k = 0; k < 2; k++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(job->root, told[k]);
