@@ -485,6 +485,19 @@ def main():
               + (f", {schemas.checked} answers and events valid against "
                  f"the 2023-06 JSON Schemas" if schemas else
                  " (no --schemas: not validated against the JSON Schemas)"))
+        # tallyd stops cleanly with a feed open, and under the sanitizers
+        # says nothing.
+        still = urllib.request.urlopen(req, timeout=30)
+        still.readline()
+        tallyd.terminate()
+        if tallyd.wait(timeout=30) != 0:
+            fail(f"tallyd exited with {tallyd.returncode}")
+        with open(log, errors="replace") as f:
+            said = f.read()
+        for bad in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                    "runtime error:"):
+            if bad in said:
+                fail(f"tallyd's log: {said[said.index(bad):][:2000]}")
     finally:
         for p in procs:
             if p.poll() is None:
