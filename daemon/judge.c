@@ -1,6 +1,5 @@
-/* tallyd's judge client: libcurl's multi interface driven by libuv (one
- * poll handle per socket libcurl names, one timer for its timeouts), a
- * queue of requests in front of it (daemon/judge.h). */
+/* tallyd's judge client: a queue of requests in front of libcurl's multi
+ * interface on the loop (daemon/curluv.h) (daemon/judge.h). */
 #include "daemon/judge.h"
 #include "config/error.h"
 #include "config/jsonw.h"
@@ -68,31 +67,7 @@ static void unhash(tally_judge_client_t *c, flight_t *f) {
     }
 }
 
-static void on_sock_closed_cb(uv_handle_t *h);
-
-typedef struct sock_s {
-  uv_poll_t poll;
-  tally_judge_client_t *c;
-  curl_socket_t fd;
-  struct sock_s *prev, *next; /* in c->socks */
-} sock_t;
-
-/* Stops and closes a socket's poll handle (freed in its close
- * callback). */
-static void sock_close(tally_judge_client_t *c, sock_t *k) {
-  if (k->prev != NULL)
-    k->prev->next = k->next;
-  else
-    c->socks = k->next;
-  if (k->next != NULL)
-    k->next->prev = k->prev;
-  uv_poll_stop(&k->poll);
-  c->closing_handles++;
-  uv_close((uv_handle_t *)&k->poll, on_sock_closed_cb);
-}
-
 static void pump(tally_judge_client_t *c);
-static void check_done(tally_judge_client_t *c);
 
 static void unlink_req(flight_t **head, flight_t **tail, flight_t *r) {
   if (r->prev != NULL)
@@ -130,89 +105,6 @@ static void req_free(flight_t *r) {
   free(r->body);
   free(r->reply);
   free(r);
-}
-
-/* libuv to libcurl. */
-
-static void on_sock_closed_cb(uv_handle_t *h) {
-  sock_t *k = h->data;
-  tally_judge_client_t *c = k->c;
-  free(k);
-  c->closing_handles--;
-  if (c->closing)
-    pump(c);
-}
-
-static void on_poll(uv_poll_t *h, int status, int events) {
-  sock_t *k = h->data;
-  tally_judge_client_t *c = k->c;
-  int flags = 0;
-  if (status < 0)
-    flags = CURL_CSELECT_ERR;
-  else {
-    if (events & UV_READABLE)
-      flags |= CURL_CSELECT_IN;
-    if (events & UV_WRITABLE)
-      flags |= CURL_CSELECT_OUT;
-  }
-  int running;
-  curl_multi_socket_action(c->multi, k->fd, flags, &running);
-  check_done(c);
-}
-
-static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp,
-                     void *socketp) {
-  (void)easy;
-  tally_judge_client_t *c = userp;
-  sock_t *k = socketp;
-  if (what == CURL_POLL_REMOVE) {
-    if (k != NULL) {
-      curl_multi_assign(c->multi, s, NULL);
-      sock_close(c, k);
-    }
-    return 0;
-  }
-  if (k == NULL) {
-    k = calloc(1, sizeof(*k));
-    if (k == NULL)
-      return -1;
-    if (uv_poll_init_socket(c->loop, &k->poll, s) != 0) {
-      free(k);
-      return -1;
-    }
-    k->poll.data = k;
-    k->c = c;
-    k->fd = s;
-    k->next = c->socks;
-    if (k->next != NULL)
-      k->next->prev = k;
-    c->socks = k;
-    curl_multi_assign(c->multi, s, k);
-  }
-  int ev = 0;
-  if (what & CURL_POLL_IN)
-    ev |= UV_READABLE;
-  if (what & CURL_POLL_OUT)
-    ev |= UV_WRITABLE;
-  uv_poll_start(&k->poll, ev, on_poll);
-  return 0;
-}
-
-static void on_curl_timer(uv_timer_t *t) {
-  tally_judge_client_t *c = t->data;
-  int running;
-  curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-  check_done(c);
-}
-
-static int on_timer_set(CURLM *multi, long timeout_ms, void *userp) {
-  (void)multi;
-  tally_judge_client_t *c = userp;
-  if (timeout_ms < 0)
-    uv_timer_stop(&c->timer);
-  else
-    uv_timer_start(&c->timer, on_curl_timer, (uint64_t)timeout_ms, 0);
-  return 0;
 }
 
 /* One attempt. */
@@ -301,7 +193,7 @@ static void start(tally_judge_client_t *c, flight_t *r) {
   r->easy = e;
   c->active++;
   push_req(&c->running, &c->running_tail, r);
-  if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+  if (curl_multi_add_handle(c->u.multi, e) != CURLM_OK) {
     unlink_req(&c->running, &c->running_tail, r);
     curl_easy_cleanup(e);
     r->easy = NULL;
@@ -379,7 +271,7 @@ static void deliver(tally_judge_client_t *c, flight_t *r, const char *reply,
 static void finished(tally_judge_client_t *c, flight_t *r, CURLcode code) {
   long status = 0;
   curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
-  curl_multi_remove_handle(c->multi, r->easy);
+  curl_multi_remove_handle(c->u.multi, r->easy);
   curl_easy_cleanup(r->easy);
   r->easy = NULL;
   c->active--;
@@ -428,17 +320,16 @@ static void finished(tally_judge_client_t *c, flight_t *r, CURLcode code) {
   push_waiting(c, r);
 }
 
-static void check_done(tally_judge_client_t *c) {
-  CURLMsg *m;
-  int left;
-  while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
-    if (m->msg != CURLMSG_DONE)
-      continue;
-    flight_t *r = NULL;
-    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-    finished(c, r, m->data.result);
-  }
-  pump(c);
+/* curluv's callbacks: a transfer finished; a turn ended (or the last
+ * handle closed). */
+static void on_done(tally_curluv_t *u, void *easy, int code) {
+  flight_t *r = NULL;
+  curl_easy_getinfo((CURL *)easy, CURLINFO_PRIVATE, (char **)&r);
+  finished(u->data, r, (CURLcode)code);
+}
+
+static void on_after(tally_curluv_t *u) {
+  pump(u->data);
 }
 
 static void on_wake(uv_timer_t *t) {
@@ -448,7 +339,8 @@ static void on_wake(uv_timer_t *t) {
 /* Starts what is due, while there is room, and wakes for the next. */
 static void pump(tally_judge_client_t *c) {
   if (c->closing) {
-    if (c->closing_handles == 0 && c->close_cb != NULL) {
+    if (c->closing_handles == 0 && tally_curluv_closed(&c->u) &&
+        c->close_cb != NULL) {
       void (*cb)(tally_judge_client_t *) = c->close_cb;
       c->close_cb = NULL;
       cb(c);
@@ -495,8 +387,7 @@ int tally_judge_client_init(uv_loop_t *loop, tally_judge_client_t *c,
       n >= sizeof(tail) - 1 &&
       memcmp(opt->url + n - (sizeof(tail) - 1), tail, sizeof(tail) - 1) == 0;
   c->endpoint = malloc(n + sizeof(tail));
-  if (c->endpoint == NULL || curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
-    free(c->endpoint);
+  if (c->endpoint == NULL) {
     snprintf(err, errlen, "out of memory");
     return TALLY_ENOMEM;
   }
@@ -519,26 +410,20 @@ int tally_judge_client_init(uv_loop_t *loop, tally_judge_client_t *c,
       h = NULL;
     }
   }
-  c->multi = curl_multi_init();
   c->by_key = calloc(BUCKETS, sizeof(*c->by_key));
-  if (h == NULL || c->multi == NULL || c->by_key == NULL) {
+  if (h == NULL || c->by_key == NULL || tally_curluv_init(loop, &c->u) != 0) {
     free(c->by_key);
     curl_slist_free_all(h);
-    if (c->multi != NULL)
-      curl_multi_cleanup(c->multi);
     free(c->endpoint);
-    curl_global_cleanup();
     snprintf(err, errlen, "out of memory");
     return TALLY_ENOMEM;
   }
   c->headers = h;
-  curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-  curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-  curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer_set);
-  curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-  uv_timer_init(loop, &c->timer);
+  c->u.done = on_done;
+  c->u.after = on_after;
+  c->u.data = c;
   uv_timer_init(loop, &c->wake);
-  c->timer.data = c->wake.data = c;
+  c->wake.data = c;
   return 0;
 }
 
@@ -612,7 +497,7 @@ tally_judge_req_t *tally_judge_ask(tally_judge_client_t *c, const char *key,
 /* Drops flight r, asked or not. */
 static void drop(tally_judge_client_t *c, flight_t *r) {
   if (r->easy != NULL) {
-    curl_multi_remove_handle(c->multi, r->easy);
+    curl_multi_remove_handle(c->u.multi, r->easy);
     curl_easy_cleanup(r->easy);
     r->easy = NULL;
     c->active--;
@@ -668,17 +553,11 @@ void tally_judge_client_close(tally_judge_client_t *c,
     drop(c, c->running);
   free(c->by_key);
   c->by_key = NULL;
-  curl_multi_cleanup(c->multi);
-  c->multi = NULL;
-  /* Sockets libcurl kept for reuse and did not remove. */
-  while (c->socks != NULL)
-    sock_close(c, c->socks);
   curl_slist_free_all(c->headers);
   c->headers = NULL;
   free(c->endpoint);
   c->endpoint = NULL;
-  curl_global_cleanup();
-  c->closing_handles += 2;
-  uv_close((uv_handle_t *)&c->timer, on_timer_closed);
+  c->closing_handles++;
   uv_close((uv_handle_t *)&c->wake, on_timer_closed);
+  tally_curluv_close(&c->u);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "daemon/curluv.h"
 #include "daemon/log.h"
 
 typedef struct tally_judge_options_s {
@@ -38,16 +39,14 @@ typedef struct tally_judge_client_s {
   uv_loop_t *loop;
   tally_judge_options_t opt;
   char *endpoint;
-  void *multi;      /* CURLM */
+  tally_curluv_t u; /* libcurl on the loop */
   void *headers;    /* struct curl_slist */
-  uv_timer_t timer; /* libcurl's timeout */
   uv_timer_t wake;  /* the next retry that is due */
   /* Requests: one per prompt (asking again for a prompt already asked
    * joins the request), queued or in flight, and by prompt hash. */
   struct flight_s *waiting, *waiting_tail;
   struct flight_s *running, *running_tail;
   struct flight_s **by_key;
-  void *socks; /* the poll handles of libcurl's sockets */
   unsigned active, closing_handles;
   bool closing;
   void (*close_cb)(struct tally_judge_client_s *);
