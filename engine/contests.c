@@ -3,6 +3,7 @@
 
 #include "config/cfg.h"
 #include "config/error.h"
+#include "contest/scoremode.h"
 #include "engine/taskset.h"
 
 #include <ctype.h>
@@ -32,6 +33,7 @@ enum {
   KEY_PENALTY_TIME,
   KEY_COMPILE_PENALTY,
   KEY_MEDALS,
+  KEY_RWS,
   NKEYS
 };
 
@@ -61,6 +63,7 @@ static const tally_cfg_key_t contest_keys[] = {
                           1000000, NULL},
     [KEY_COMPILE_PENALTY] = {"compile_penalty", NULL, 0, 0, 0, 0, NULL},
     [KEY_MEDALS] = {"medals", NULL, 0, 0, 0, 0, NULL},
+    [KEY_RWS] = {"rws", NULL, 0, 0, 0, 0, NULL},
     [NKEYS] = {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
@@ -161,6 +164,12 @@ bool tally_queue_name_ok(const char *name) {
 }
 
 void tally_contest_free(tally_contest_t *c) {
+  for (size_t i = 0; i < c->nrws; i++) {
+    free(c->rws[i].url);
+    free(c->rws[i].username);
+    free(c->rws[i].password);
+  }
+  free(c->rws);
   free(c->name);
   free(c->title);
   free(c->queue);
@@ -169,6 +178,74 @@ void tally_contest_free(tally_contest_t *c) {
   free(c->tasks);
   free(c->file);
   memset(c, 0, sizeof(*c));
+}
+
+/* The "rws" key: a list of {"url", "username", "password"}, each a
+ * Ranking Web Server the contest is pushed to. */
+static int decode_rws(const cJSON *v, tally_contest_t *c, tally_diag_t *d,
+                      tally_jpath_t *path) {
+  size_t old = tally_jpath_key(path, "rws");
+  int rc = 0;
+  if (!cJSON_IsArray(v) || v->child == NULL) {
+    rc = tally_diag_add(d, path,
+                        "must be a non-empty list of {\"url\", "
+                        "\"username\", \"password\"}");
+    tally_jpath_restore(path, old);
+    return rc;
+  }
+  size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+  c->rws = calloc(n, sizeof(*c->rws));
+  if (c->rws == NULL) {
+    tally_jpath_restore(path, old);
+    return tally_diag_add(d, NULL, "out of memory");
+  }
+  for (const cJSON *t = v->child; t != NULL; t = t->next, i++) {
+    size_t o2 = tally_jpath_index(path, i);
+    tally_rws_target_t *r = &c->rws[c->nrws++];
+    if (!cJSON_IsObject(t)) {
+      rc = tally_diag_add(d, path, "must be an object");
+      tally_jpath_restore(path, o2);
+      continue;
+    }
+    for (const cJSON *m = t->child; m != NULL; m = m->next) {
+      size_t o3 = tally_jpath_key(path, m->string);
+      char **dst = strcmp(m->string, "url") == 0        ? &r->url
+                   : strcmp(m->string, "username") == 0 ? &r->username
+                   : strcmp(m->string, "password") == 0 ? &r->password
+                                                        : NULL;
+      if (dst == NULL)
+        rc = tally_diag_add(d, path,
+                            "unknown key (a Ranking Web Server has url, "
+                            "username and password)");
+      else if (*dst != NULL)
+        rc = tally_diag_add(d, path, "given twice");
+      else if (!cJSON_IsString(m) || m->valuestring[0] == '\0')
+        rc = tally_diag_add(d, path, "must be a non-empty string");
+      else if (dst == &r->url && strncmp(m->valuestring, "http://", 7) != 0 &&
+               strncmp(m->valuestring, "https://", 8) != 0)
+        rc = tally_diag_add(d, path, "must be an http:// or https:// URL");
+      else {
+        /* The entities' paths go after it: it ends in '/'. */
+        size_t len = strlen(m->valuestring);
+        bool slash = m->valuestring[len - 1] == '/';
+        *dst = malloc(len + 2);
+        if (*dst == NULL)
+          rc = tally_diag_add(d, NULL, "out of memory");
+        else
+          snprintf(*dst, len + 2, "%s%s", m->valuestring,
+                   dst == &r->url && !slash ? "/" : "");
+      }
+      tally_jpath_restore(path, o3);
+    }
+    if (r->url == NULL) {
+      rc = tally_diag_add(d, path, "url: is required");
+    }
+    if ((r->username == NULL) != (r->password == NULL))
+      rc = tally_diag_add(d, path, "username and password go together");
+    tally_jpath_restore(path, o2);
+  }
+  tally_jpath_restore(path, old);
+  return rc;
 }
 
 /* The time at node v, or a message. */
@@ -292,6 +369,21 @@ int tally_contest_parse(const char *text, size_t len, tally_diag_t *d,
     }
     tally_jpath_restore(&path, old);
   }
+  if (found[KEY_RWS] != NULL && decode_rws(found[KEY_RWS], c, d, &path) != 0)
+    rc = TALLY_ECONFIG;
+  if (found[KEY_RWS] != NULL && rc == 0) {
+    size_t old = tally_jpath_key(&path, "rws");
+    if (c->scoring == TALLY_SCORING_PASS_FAIL ||
+        c->ranking == TALLY_RANKING_ELO)
+      rc = tally_diag_add(d, &path,
+                          "CMS's Ranking Web Server shows score-based "
+                          "contests only (not pass-fail, not Elo)");
+    else if (found[KEY_START] == NULL || found[KEY_END] == NULL)
+      rc = tally_diag_add(d, &path,
+                          "a contest pushed to a Ranking Web Server needs "
+                          "its start and end");
+    tally_jpath_restore(&path, old);
+  }
   if (found[KEY_PENALTY_TIME] == NULL)
     c->penalty_time = TALLY_PENALTY_TIME;
   if (c->scoring != TALLY_SCORING_PASS_FAIL) {
@@ -358,8 +450,12 @@ void tally_contestset_close(tally_contestset_t *cs) {
     free(cs->participants[i].team);
   }
   free(cs->participants);
-  for (size_t i = 0; i < cs->nmaxes; i++)
+  for (size_t i = 0; i < cs->nmaxes; i++) {
     free(cs->maxes[i].name);
+    for (size_t k = 0; k < cs->maxes[i].nheaders; k++)
+      free(cs->maxes[i].headers[k]);
+    free(cs->maxes[i].headers);
+  }
   free(cs->maxes);
   memset(cs, 0, sizeof(*cs));
 }
@@ -574,6 +670,18 @@ int tally_contestset_check_tasks(tally_contestset_t *cs,
     m->max_public_score = t->max_public_score;
     m->ntestcases = t->ntestcases;
     m->time_limit = t->has_time_limit ? t->time_limit : NAN;
+    m->score_mode = tally_score_mode_name(t->score_mode);
+    m->score_precision = t->score_precision;
+    m->nheaders = 0;
+    m->headers = calloc(t->nsubtasks + 1, sizeof(char *));
+    if (m->headers == NULL) {
+      free(m->name);
+      return tally_diag_add(d, NULL, "out of memory");
+    }
+    for (size_t k = 0; k < t->nsubtasks; k++)
+      if (t->subtasks[k].header != NULL &&
+          (m->headers[m->nheaders] = strdup(t->subtasks[k].header)) != NULL)
+        m->nheaders++;
     cs->nmaxes++;
   }
   for (size_t i = 0; i < cs->count; i++) {

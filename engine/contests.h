@@ -16,6 +16,13 @@ typedef enum tally_ranking_kind_e {
   TALLY_RANKING_ELO        /* an arena: by Elo rating, with W/D/L */
 } tally_ranking_kind_t;
 
+/* A CMS Ranking Web Server a contest is pushed to (docs/scoreboard.md). */
+typedef struct tally_rws_target_s {
+  char *url;      /* http:// or https://, ending in '/' */
+  char *username; /* or NULL (then the URL's, if any) */
+  char *password; /* or NULL */
+} tally_rws_target_t;
+
 /* How a contest ranks its participants (the CCS specification's
  * scoreboard types). */
 typedef enum tally_contest_scoring_e {
@@ -46,8 +53,12 @@ typedef struct tally_contest_s {
   int penalty_time;
   bool compile_penalty;
   /* Pass-fail only: how many ranks get each medal in the CCS Contest
-   * API's awards (docs/scoreboard.md#the-ccs-contest-api); all 0 when the config gives none. */
+   * API's awards (docs/scoreboard.md#the-ccs-contest-api); all 0 when the
+   * config gives none. */
   int medals[3]; /* gold, silver, bronze */
+  /* Score-based only: the Ranking Web Servers it is pushed to. */
+  tally_rws_target_t *rws;
+  size_t nrws;
   /* The queue its jobs go to and its keys live in; NULL: the default
    * queue (tallyd's --default-queue, TALLY_MAIN_QUEUE unless set). */
   char *queue;
@@ -67,6 +78,13 @@ typedef struct tally_task_max_s {
   double max_score, max_public_score;
   size_t ntestcases;
   double time_limit; /* seconds; NAN when the task gives none */
+  /* For CMS's Ranking Web Server: its score mode's name, its precision,
+   * and its subtasks' headers ("Subtask 1 (40)"), none for a task that
+   * counts as one. */
+  const char *score_mode;
+  int score_precision;
+  char **headers;
+  size_t nheaders;
 } tally_task_max_t;
 
 typedef struct tally_contestset_s {

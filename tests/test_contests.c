@@ -117,6 +117,30 @@ Test(contests, names_each_error_with_its_path) {
        "contest.json: queue:"},
       {"{\"name\": \"c\", \"tasks\": [\"a\"], \"queue\": 3}",
        "contest.json: queue:"},
+      {"{\"name\": \"c\", \"tasks\": [\"a\"], \"start\": "
+       "\"2026-11-27T09:00:00Z\", \"end\": \"2026-11-27T14:00:00Z\", "
+       "\"rws\": {}}",
+       "contest.json: rws: must be a non-empty list"},
+      {"{\"name\": \"c\", \"tasks\": [\"a\"], \"start\": "
+       "\"2026-11-27T09:00:00Z\", \"end\": \"2026-11-27T14:00:00Z\", "
+       "\"rws\": [{\"url\": \"ftp://x/\"}]}",
+       "contest.json: rws[0].url: must be an http:// or https:// URL"},
+      {"{\"name\": \"c\", \"tasks\": [\"a\"], \"start\": "
+       "\"2026-11-27T09:00:00Z\", \"end\": \"2026-11-27T14:00:00Z\", "
+       "\"rws\": [{\"url\": \"http://x/\", \"user\": \"u\"}]}",
+       "contest.json: rws[0].user: unknown key"},
+      {"{\"name\": \"c\", \"tasks\": [\"a\"], \"start\": "
+       "\"2026-11-27T09:00:00Z\", \"end\": \"2026-11-27T14:00:00Z\", "
+       "\"rws\": [{\"username\": \"u\", \"password\": \"p\"}]}",
+       "contest.json: rws[0]: url: is required"},
+      {"{\"name\": \"c\", \"tasks\": [\"a\"], \"start\": "
+       "\"2026-11-27T09:00:00Z\", \"end\": \"2026-11-27T14:00:00Z\", "
+       "\"rws\": [{\"url\": \"http://x/\", \"username\": \"u\"}]}",
+       "contest.json: rws[0]: username and password go together"},
+      {"{\"name\": \"c\", \"tasks\": [\"a\"], \"rws\": [{\"url\": "
+       "\"http://x/\"}]}",
+       "contest.json: rws: a contest pushed to a Ranking Web Server needs its "
+       "start and end"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     tally_contest_t c;
@@ -126,6 +150,26 @@ Test(contests, names_each_error_with_its_path) {
     cr_expect(strstr(msgs, cases[i].want) != NULL, "%s: got %s", cases[i].json,
               msgs);
   }
+}
+
+Test(contests, decodes_the_ranking_web_servers_it_is_pushed_to) {
+  tally_contest_t c;
+  int rc;
+  const char *msgs =
+      decode("{\"name\": \"c\", \"tasks\": [\"a\"], \"start\": "
+             "\"2026-11-27T09:00:00Z\", \"end\": \"2026-11-27T14:00:00Z\", "
+             "\"rws\": [{\"url\": \"http://127.0.0.1:8890\", \"username\": "
+             "\"usern4me\", \"password\": \"passw0rd\"}, {\"url\": "
+             "\"https://u:p@rws.example/sub/\"}]}",
+             &c, &rc);
+  cr_assert_eq(rc, 0, "%s", msgs);
+  cr_assert_eq(c.nrws, 2);
+  cr_expect_str_eq(c.rws[0].url, "http://127.0.0.1:8890/");
+  cr_expect_str_eq(c.rws[0].username, "usern4me");
+  cr_expect_str_eq(c.rws[0].password, "passw0rd");
+  cr_expect_str_eq(c.rws[1].url, "https://u:p@rws.example/sub/");
+  cr_expect_null(c.rws[1].username);
+  tally_contest_free(&c);
 }
 
 Test(contests, reads_rfc3339_times) {
