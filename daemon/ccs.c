@@ -17,26 +17,6 @@
  * specification asks for one at least every 120 s). */
 #define CCS_KEEPALIVE_MS 60000
 
-typedef struct ccs_read_s ccs_read_t;
-typedef void (*ccs_done_cb)(ccs_read_t *rd);
-
-/* One read of a contest's submissions: their ids from the contest's
- * index, then each one's summary and result entry, a chunk at a time. */
-struct ccs_read_s {
-  tally_api_t *a;
-  char contest[256];
-  char qprefix[200];
-  char **ids;
-  size_t nids, next;
-  ccs_sub_t *subs;
-  size_t nsubs;
-  unsigned waiting;
-  bool failed;
-  char why[256];
-  ccs_done_cb done;
-  void *owner;
-};
-
 typedef struct ccs_req_s {
   ccs_read_t rd;
   tally_http_req_t *r; /* NULL once cancelled */
@@ -65,7 +45,7 @@ struct tally_ccs_feed_s {
 };
 typedef struct tally_ccs_feed_s ccs_feed_t;
 
-static void read_free(ccs_read_t *rd) {
+void tally__ccs_read_free(ccs_read_t *rd) {
   for (size_t i = 0; i < rd->nids; i++)
     free(rd->ids[i]);
   free(rd->ids);
@@ -89,7 +69,8 @@ static void next_chunk(ccs_read_t *rd);
 /* A summary into a submission; false for one the board does not count
  * (unofficial, or not a submission of the read's contest). */
 static bool sub_of(ccs_read_t *rd, const char *id, const redisReply *summary,
-                   const redisReply *entry, ccs_sub_t *s) {
+                   const redisReply *entry, const redisReply *tokened,
+                   ccs_sub_t *s) {
   if (summary == NULL || summary->type != REDIS_REPLY_STRING)
     return false;
   cJSON *j = cJSON_ParseWithLength(summary->str, summary->len);
@@ -114,6 +95,15 @@ static bool sub_of(ccs_read_t *rd, const char *id, const redisReply *summary,
     bool scored = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "scored"));
     if (scored && cJSON_IsString(g))
       snprintf(s->judgement, sizeof(s->judgement), "%s", g->valuestring);
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(j, "public_score");
+    s->scored = scored && cJSON_IsNumber(ps);
+    s->public_score = cJSON_IsNumber(ps) ? ps->valuedouble : 0;
+    const cJSON *pst = cJSON_GetObjectItemCaseSensitive(j, "public_subtasks");
+    if (cJSON_IsArray(pst) &&
+        (s->public_subtasks = cJSON_PrintUnformatted(pst)) == NULL)
+      read_fail(rd, "%s", "out of memory");
+    s->tokened = tokened != NULL && tokened->type == REDIS_REPLY_STRING &&
+                 strcmp(tokened->str, "1") == 0;
     if (entry != NULL && entry->type == REDIS_REPLY_STRING &&
         sscanf(entry->str, "%llu-%llu", &s->ems, &s->eseq) != 2)
       s->ems = s->eseq = 0;
@@ -140,10 +130,11 @@ static void on_summary(tally_cluster_t *k, redisReply *reply, void *priv) {
     read_fail(rd, "Redis did not answer: %.200s", k->why);
   else if (reply->type == REDIS_REPLY_ERROR)
     read_fail(rd, "Redis refused a read: %.200s", reply->str);
-  else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+  else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
            !rd->failed) {
     ccs_sub_t s;
-    if (sub_of(rd, rd->ids[cb->i], reply->element[0], reply->element[1], &s))
+    if (sub_of(rd, rd->ids[cb->i], reply->element[0], reply->element[1],
+               reply->element[2], &s))
       rd->subs[rd->nsubs++] = s;
   }
   if (cb->last && !rd->failed)
@@ -154,7 +145,7 @@ static void on_summary(tally_cluster_t *k, redisReply *reply, void *priv) {
 
 static bool send_read(ccs_read_t *rd, tally_cluster_cb cb, void *priv, int argc,
                       const char **argv) {
-  size_t lens[4];
+  size_t lens[5];
   for (int i = 0; i < argc; i++)
     lens[i] = strlen(argv[i]);
   if (tally_cluster_command(&rd->a->cl, argv[1], lens[1], API_TIMEOUT_MS, cb,
@@ -172,14 +163,14 @@ static void next_chunk(ccs_read_t *rd) {
   for (size_t i = rd->next; i < end && !rd->failed; i++) {
     char key[2400];
     snprintf(key, sizeof(key), "%s:submission:%s", rd->qprefix, rd->ids[i]);
-    const char *argv[] = {"HMGET", key, "summary", "result_entry"};
+    const char *argv[] = {"HMGET", key, "summary", "result_entry", "tokened"};
     chunk_cb_t *cb = malloc(sizeof(*cb));
     if (cb == NULL) {
       read_fail(rd, "%s", "out of memory");
       break;
     }
     *cb = (chunk_cb_t){rd, i, i + 1 == end};
-    if (!send_read(rd, on_summary, cb, 4, argv))
+    if (!send_read(rd, on_summary, cb, 5, argv))
       free(cb);
   }
   rd->next = end;
@@ -219,7 +210,7 @@ static void one_done(ccs_read_t *rd) {
 
 /* Starts reading rd's contest (contest and a set); rd->done follows, from
  * the loop. */
-static void read_start(ccs_read_t *rd) {
+void tally__ccs_read_start(ccs_read_t *rd) {
   tally_api_t *a = rd->a;
   a->inflight++;
   rd->waiting = 1; /* held while the first command is sent */
@@ -393,7 +384,7 @@ static void req_done(ccs_read_t *rd) {
     }
     tally_http_answer(r);
   }
-  read_free(rd);
+  tally__ccs_read_free(rd);
   free(q);
 }
 
@@ -465,7 +456,7 @@ static void feed_done(ccs_read_t *rd) {
     f->ended = true;
     tally_http_stream_wake(&f->stream);
   }
-  read_free(rd);
+  tally__ccs_read_free(rd);
   free(rd);
   if (f->gone)
     feed_free(f);
@@ -483,7 +474,7 @@ static void feed_read(ccs_feed_t *f) {
   rd->done = feed_done;
   rd->owner = f;
   f->reading = true;
-  read_start(rd);
+  tally__ccs_read_start(rd);
 }
 
 void tally__ccs_tick(tally_api_t *a) {
@@ -637,6 +628,6 @@ int tally_ccs_route(tally_api_t *a, tally_http_req_t *r) {
   q->rd.owner = q;
   r->data = q;
   r->cancel = req_cancel;
-  read_start(&q->rd);
+  tally__ccs_read_start(&q->rd);
   return 2;
 }

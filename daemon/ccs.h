@@ -1,9 +1,9 @@
 /* The ICPC CCS Contest API, version 2023-06, read-only, under /ccs
- * (docs/scoreboard.md#the-ccs-contest-api): the pass-fail contests' configuration, submissions,
- * judgements, scoreboard, state, awards and event feed, as its front ends
- * (the resolver, the Contest Data Server, DOMjudge's scoreboard) read it,
- * public (the freeze applied) or for the operator. Runs on the results
- * API's loop and connections. */
+ * (docs/scoreboard.md#the-ccs-contest-api): the pass-fail contests'
+ * configuration, submissions, judgements, scoreboard, state, awards and event
+ * feed, as its front ends (the resolver, the Contest Data Server, DOMjudge's
+ * scoreboard) read it, public (the freeze applied) or for the operator. Runs on
+ * the results API's loop and connections. */
 #ifndef TALLY_CCS_H
 #define TALLY_CCS_H
 

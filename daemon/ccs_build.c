@@ -70,6 +70,7 @@ void tally__ccs_sub_free(ccs_sub_t *s) {
   free(s->task);
   free(s->language);
   free(s->entry_point);
+  free(s->public_subtasks);
 }
 
 void tally__ccs_model_free(ccs_model_t *m) {

@@ -39,7 +39,37 @@ typedef struct ccs_sub_s {
   /* The result's entry in <p>:results (milliseconds and sequence), when
    * it was judged; 0 and 0 when not known. */
   unsigned long long ems, eseq;
+  /* For the Ranking Web Server: whether it was scored, its public score
+   * and public subtask scores (the summary's array as JSON text, or
+   * NULL), and whether a token was used on it. */
+  bool scored;
+  double public_score;
+  char *public_subtasks;
+  bool tokened;
 } ccs_sub_t;
+
+/* One read of a contest's official submissions (ccs.c): their ids from
+ * the contest's index, then each one's summary, result entry and token
+ * flag, a chunk at a time; done runs from the loop once all are in (or
+ * the read failed: failed and why). */
+typedef struct ccs_read_s ccs_read_t;
+struct ccs_read_s {
+  tally_api_t *a;
+  char contest[256];
+  char qprefix[200];
+  char **ids;
+  size_t nids, next;
+  ccs_sub_t *subs;
+  size_t nsubs;
+  unsigned waiting;
+  bool failed;
+  char why[256];
+  void (*done)(ccs_read_t *rd);
+  void *owner;
+};
+void tally__ccs_read_start(ccs_read_t *rd);
+/* Frees what rd read (not rd). */
+void tally__ccs_read_free(ccs_read_t *rd);
 
 /* A contest's data as one answer needs it. */
 typedef struct ccs_model_s {
