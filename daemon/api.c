@@ -6,6 +6,7 @@
 #include "daemon/api.h"
 #include "daemon/api_int.h"
 #include "daemon/ccs.h"
+#include "daemon/rws.h"
 
 #include "config/error.h"
 #include "contest/frozen.h"
@@ -202,7 +203,11 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   uv_timer_init(loop, &a->keepalive);
   a->keepalive.data = a;
   tally_buf_init(&a->scratch);
-  a->handles = 2 + 2 * (int)a->ntails;
+  a->handles = 3 + 2 * (int)a->ntails;
+  /* The Ranking Web Servers' HTTP client: only memory can fail here, and
+   * the handles above could not be closed from this call. */
+  if (tally_rws_init(a) != 0)
+    abort();
   return 0;
 }
 
@@ -228,6 +233,10 @@ static void one_closed(tally_api_t *a) {
   a->ntails = 0;
   if (a->close_cb != NULL)
     a->close_cb(a);
+}
+
+void tally__api_handle_closed(tally_api_t *a) {
+  one_closed(a);
 }
 
 static void on_tail_closed(tally_redis_t *rd) {
@@ -256,6 +265,7 @@ void tally_api_close(tally_api_t *a, void (*close_cb)(tally_api_t *a)) {
   /* The event streams end (the listener closes them); commands in flight
    * fail, and their requests are answered 503. */
   tally__api_end_streams(a);
+  tally_rws_stop(a);
   uv_close((uv_handle_t *)&a->keepalive, on_timer_closed);
   for (size_t i = 0; i < a->ntails; i++) {
     uv_close((uv_handle_t *)&a->tails[i].pace, on_pace_closed);

@@ -22,6 +22,7 @@
 #include <uv.h>
 
 #include "contest/freezes.h"
+#include "daemon/curluv.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
 #include "engine/contests.h"
@@ -104,7 +105,8 @@ struct tally_api_s {
   tally_buf_t scratch;  /* one event's text, built once for every stream */
   uv_timer_t keepalive; /* every second: the freezes; keep-alives */
   unsigned ticks;
-  int handles; /* open: cl, keepalive, and each tail's connection and pace */
+  int handles; /* open: cl, keepalive, rws_curl, and each tail's connection
+                  and pace */
   /* The freezes: each configured contest with a freeze or an operator's
    * word (`tally contest freeze|unfreeze`, <p>:freezes), and the freeze
    * in force at the last settle (NAN: not frozen). */
@@ -127,6 +129,11 @@ struct tally_api_s {
   bool secret_failing;               /* its last read failed (logged) */
   unsigned inflight;                 /* requests waiting on Redis */
   struct tally_ccs_feed_s *ccs_feeds; /* the CCS event feeds open */
+  /* The pushes to Ranking Web Servers (daemon/rws.h), and their HTTP
+   * client. */
+  struct tally_rws_push_s *rws;
+  tally_curluv_t rws_curl;
+  bool rws_closed;
   bool closing;
   void (*close_cb)(struct tally_api_s *a);
 };

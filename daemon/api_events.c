@@ -7,6 +7,7 @@
 #include "daemon/api.h"
 #include "daemon/api_int.h"
 #include "daemon/ccs_int.h"
+#include "daemon/rws.h"
 
 #include "config/error.h"
 #include "contest/frozen.h"
@@ -746,6 +747,7 @@ void tally__api_on_keepalive(uv_timer_t *t) {
   tally__api_publish_configured(a);
   refresh_freezes(a);
   tally__ccs_tick(a);
+  tally_rws_tick(a);
   if (!a->words_asking && !a->closing) {
     char key[160];
     snprintf(key, sizeof(key), "%s:freezes", a->prefix);

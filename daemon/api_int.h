@@ -64,6 +64,10 @@ typedef struct areq_s {
   tally_icpc_subs_t icpc;
 } areq_t;
 
+/* api.c: one of the API's handles closed (tally_api_close's callback
+ * runs after the last). */
+void tally__api_handle_closed(tally_api_t *a);
+
 /* api.c: whether r carries the operator token, as a bearer token or as
  * the password of HTTP Basic credentials (any user name). */
 bool tally__api_is_operator(const tally_api_t *a, const tally_http_req_t *r);

@@ -69,15 +69,20 @@ static int grow(ccs_sent_t *s) {
   return 0;
 }
 
-/* Whether (key, data) is news to s; records it. -1: out of memory. */
-static int news(ccs_sent_t *s, const char *key, const char *data, size_t n) {
-  uint64_t h = fnv(data, n);
+uint64_t tally__ccs_hash(const char *data, size_t n) {
+  return fnv(data, n);
+}
+
+bool tally__ccs_sent_has(ccs_sent_t *s, const char *key, uint64_t hash) {
+  const slot_t *slot = find(s, key);
+  return slot->key != NULL && slot->hash == hash;
+}
+
+int tally__ccs_sent_put(ccs_sent_t *s, const char *key, uint64_t hash) {
   slot_t *slot = find(s, key);
   if (slot->key != NULL) {
-    if (slot->hash == h)
-      return 0;
-    slot->hash = h;
-    return 1;
+    slot->hash = hash;
+    return 0;
   }
   if ((s->n + 1) * 2 > s->cap) {
     if (grow(s) != 0)
@@ -86,9 +91,17 @@ static int news(ccs_sent_t *s, const char *key, const char *data, size_t n) {
   }
   if ((slot->key = strdup(key)) == NULL)
     return -1;
-  slot->hash = h;
+  slot->hash = hash;
   s->n++;
-  return 1;
+  return 0;
+}
+
+/* Whether (key, data) is news to s; records it. -1: out of memory. */
+static int news(ccs_sent_t *s, const char *key, const char *data, size_t n) {
+  uint64_t h = fnv(data, n);
+  if (tally__ccs_sent_has(s, key, h))
+    return 0;
+  return tally__ccs_sent_put(s, key, h) != 0 ? -1 : 1;
 }
 
 typedef struct {

@@ -3,6 +3,8 @@
 #ifndef TALLY_CCS_INT_H
 #define TALLY_CCS_INT_H
 
+#include <stdint.h>
+
 #include "contest/icpc.h"
 #include "daemon/api_int.h"
 
@@ -131,6 +133,11 @@ int tally__ccs_feed(const ccs_model_t *m, ccs_sent_t *sent, bool has_since,
                     unsigned long long since_ms, unsigned long long since_seq,
                     tally_buf_t *b);
 ccs_sent_t *tally__ccs_sent_new(void);
+/* The hash sent maps keep of a text; whether s holds key with hash; and
+ * records it (-1: out of memory). */
+uint64_t tally__ccs_hash(const char *data, size_t n);
+bool tally__ccs_sent_has(ccs_sent_t *s, const char *key, uint64_t hash);
+int tally__ccs_sent_put(ccs_sent_t *s, const char *key, uint64_t hash);
 void tally__ccs_sent_free(ccs_sent_t *s);
 
 /* ccs.c: each second, every open event feed reads its contest again and

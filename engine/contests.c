@@ -589,6 +589,25 @@ int tally_contestset_load(tally_contestset_t *cs, const char *dir,
       rc = tally_diag_add(d, NULL, "%s: contest name \"%s\" is also used by %s",
                           cs->contests[i].file, cs->contests[i].name,
                           cs->contests[i - 1].file);
+  /* A Ranking Web Server keeps one score per user and task: two contests
+   * pushed to one server may not share a task. */
+  for (size_t i = 0; i < cs->count; i++)
+    for (size_t j = i + 1; j < cs->count; j++) {
+      const tally_contest_t *x = &cs->contests[i], *y = &cs->contests[j];
+      for (size_t u = 0; u < x->nrws; u++)
+        for (size_t v = 0; v < y->nrws; v++) {
+          if (strcmp(x->rws[u].url, y->rws[v].url) != 0)
+            continue;
+          for (size_t t = 0; t < x->ntasks; t++)
+            if (tally_contest_has_task(y, x->tasks[t]))
+              rc = tally_diag_add(
+                  d, NULL,
+                  "%s: rws: task \"%s\" is also a task of contest \"%s\" "
+                  "(%s), pushed to the same Ranking Web Server (%s), which "
+                  "keeps one score per user and task",
+                  y->file, x->tasks[t], x->name, x->file, y->rws[v].url);
+        }
+    }
   if (cs->nparticipants > 1)
     qsort(cs->participants, cs->nparticipants, sizeof(*cs->participants),
           cmp_participant);
