@@ -197,6 +197,7 @@ def main():
 
         def rws_get(path):
             req = urllib.request.Request(rws + path)
+            req.add_header("Accept", "application/json")
             req.add_header("Authorization", "Basic " + base64.b64encode(
                 f"{a.username}:{a.password}".encode()).decode())
             with urllib.request.urlopen(req, timeout=10) as r:
@@ -215,12 +216,6 @@ def main():
             return want
 
         def server_scores():
-            if a.rws_url:
-                # cmsranking: the history's last score per user and task.
-                got = {}
-                for user, task, t, score in rws_get("history"):
-                    got[(user, task)] = score
-                return got
             return {(u, t): v for u, ts in rws_get("scores").items()
                     for t, v in ts.items()}
 
