@@ -68,9 +68,9 @@ static void next_chunk(ccs_read_t *rd);
 
 /* A summary into a submission; false for one the board does not count
  * (unofficial, or not a submission of the read's contest). */
-static bool sub_of(ccs_read_t *rd, const char *id, const redisReply *summary,
-                   const redisReply *entry, const redisReply *tokened,
-                   ccs_sub_t *s) {
+bool tally__ccs_sub_of(ccs_read_t *rd, const char *id,
+                       const redisReply *summary, const redisReply *entry,
+                       const redisReply *tokened, ccs_sub_t *s) {
   if (summary == NULL || summary->type != REDIS_REPLY_STRING)
     return false;
   cJSON *j = cJSON_ParseWithLength(summary->str, summary->len);
@@ -133,8 +133,8 @@ static void on_summary(tally_cluster_t *k, redisReply *reply, void *priv) {
   else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
            !rd->failed) {
     ccs_sub_t s;
-    if (sub_of(rd, rd->ids[cb->i], reply->element[0], reply->element[1],
-               reply->element[2], &s))
+    if (tally__ccs_sub_of(rd, rd->ids[cb->i], reply->element[0],
+                          reply->element[1], reply->element[2], &s))
       rd->subs[rd->nsubs++] = s;
   }
   if (cb->last && !rd->failed)

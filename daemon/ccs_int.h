@@ -70,6 +70,12 @@ struct ccs_read_s {
   void *owner;
 };
 void tally__ccs_read_start(ccs_read_t *rd);
+/* A submission (id) from its summary, result entry and token flag as
+ * HMGET gives them; false for one no board counts (unofficial, of
+ * another contest, not a summary), or when out of memory (rd->failed). */
+bool tally__ccs_sub_of(ccs_read_t *rd, const char *id,
+                       const redisReply *summary, const redisReply *entry,
+                       const redisReply *tokened, ccs_sub_t *s);
 /* Frees what rd read (not rd). */
 void tally__ccs_read_free(ccs_read_t *rd);
 
