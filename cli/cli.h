@@ -63,6 +63,21 @@ int cli_flush_stdout(int status, const char *what);
 typedef int (*line_cb)(void *ctx, char *line, size_t len, unsigned long lineno);
 
 int cli_each_line(FILE *f, const char *name, line_cb cb, void *ctx);
+
+/* cli_each_line over each of files ("-": stdin), or stdin when there are
+ * none; *name is the one being read. Returns 0, or EXIT_JOB_FAILED when
+ * one cannot be opened (printed) or cb failed. */
+int cli_each_file_line(int nfiles, char **files, const char **name, line_cb cb,
+                       void *ctx);
+
+/* Scores one line of a job file (its end trimmed first) with e into out;
+ * *blank says the line was empty (nothing scored, 0 returned). Returns 0
+ * when the job was scored; the engine's code when it was not, after
+ * printing "tally: NAME:LINE: why (counted as COUNTED)" and adding 1 to
+ * *failed; TALLY_ENOMEM (printed) when out of memory. */
+int cli_score_line(tally_engine_t *e, tally_buf_t *out, char *line, size_t len,
+                   const char *name, unsigned long lineno, const char *counted,
+                   long *failed, bool *blank);
 /* The length of line without its trailing blanks. */
 size_t cli_trim_end(const char *line, size_t len);
 /* A whole number from 1 to LONG_MAX, or 0 if s is not one. */

@@ -175,3 +175,46 @@ char *cli_id_text(const cJSON *id, const char *dflt) {
   tally_buf_close(&b);
   return s;
 }
+
+int cli_each_file_line(int nfiles, char **files, const char **name, line_cb cb,
+                       void *ctx) {
+  *name = "stdin";
+  if (nfiles == 0)
+    return cli_each_line(stdin, "stdin", cb, ctx) != 0 ? EXIT_JOB_FAILED : 0;
+  for (int k = 0; k < nfiles; k++) {
+    bool std = strcmp(files[k], "-") == 0;
+    FILE *f = std ? stdin : fopen(files[k], "r");
+    if (f == NULL) {
+      fprintf(stderr, "tally: %s: %s\n", files[k], strerror(errno));
+      return EXIT_JOB_FAILED;
+    }
+    *name = std ? "stdin" : files[k];
+    int rc = cli_each_line(f, *name, cb, ctx);
+    if (!std)
+      fclose(f);
+    if (rc != 0)
+      return EXIT_JOB_FAILED;
+  }
+  return 0;
+}
+
+int cli_score_line(tally_engine_t *e, tally_buf_t *out, char *line, size_t len,
+                   const char *name, unsigned long lineno, const char *counted,
+                   long *failed, bool *blank) {
+  len = cli_trim_end(line, len);
+  *blank = len == 0;
+  if (*blank)
+    return 0;
+  tally_buf_reset(out);
+  int rc = tally_engine_score(e, line, len, NULL, out);
+  if (rc == TALLY_ENOMEM || out->oom) {
+    fprintf(stderr, "tally: out of memory\n");
+    return TALLY_ENOMEM;
+  }
+  if (rc != 0) {
+    fprintf(stderr, "tally: %s:%lu: %s (counted as %s)\n", name, lineno, e->err,
+            counted);
+    (*failed)++;
+  }
+  return rc;
+}

@@ -30,20 +30,13 @@ typedef struct icpc_run_s {
 
 static int icpc_line(void *ctx, char *line, size_t len, unsigned long lineno) {
   icpc_run_t *r = ctx;
-  len = cli_trim_end(line, len);
-  if (len == 0)
+  bool blank;
+  int rc = cli_score_line(r->e, r->out, line, len, r->name, lineno,
+                          "not judged", &r->failed, &blank);
+  if (blank)
     return 0;
-  tally_buf_reset(r->out);
-  int rc = tally_engine_score(r->e, line, len, NULL, r->out);
-  if (rc == TALLY_ENOMEM || r->out->oom) {
-    fprintf(stderr, "tally: out of memory\n");
+  if (rc == TALLY_ENOMEM)
     return TALLY_ENOMEM;
-  }
-  if (rc != 0) {
-    fprintf(stderr, "tally: %s:%lu: %s (counted as not judged)\n", r->name,
-            lineno, r->e->err);
-    r->failed++;
-  }
   const tally_job_t *j = &r->e->job;
   /* What tallyd keeps no place for never reaches the board. */
   if (!j->keys_ok || j->type != TALLY_JOB_SCORE || j->submission == NULL ||
@@ -190,23 +183,7 @@ int cli_score_icpc(tally_engine_t *e, const tally_contestset_t *cs,
                    bool public_view, int nfiles, char **files,
                    tally_buf_t *out) {
   icpc_run_t r = {.e = e, .out = out, .name = "stdin"};
-  int status = 0;
-  if (nfiles == 0 && cli_each_line(stdin, "stdin", icpc_line, &r) != 0)
-    status = EXIT_JOB_FAILED;
-  for (int k = 0; k < nfiles && status == 0; k++) {
-    bool std = strcmp(files[k], "-") == 0;
-    FILE *f = std ? stdin : fopen(files[k], "r");
-    if (f == NULL) {
-      fprintf(stderr, "tally: %s: %s\n", files[k], strerror(errno));
-      status = EXIT_JOB_FAILED;
-      break;
-    }
-    r.name = std ? "stdin" : files[k];
-    if (cli_each_line(f, r.name, icpc_line, &r) != 0)
-      status = EXIT_JOB_FAILED;
-    if (!std)
-      fclose(f);
-  }
+  int status = cli_each_file_line(nfiles, files, &r.name, icpc_line, &r);
   if (status == 0)
     status = icpc_print(&r, cs, public_view);
   if (status == 0 && r.failed > 0)
