@@ -194,6 +194,8 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->tail_known = a->contests_known = false;
   a->sses = NULL;
   a->ccs_feeds = NULL;
+  a->nccs_feeds = a->rws_failing = 0;
+  a->rws_taken = a->rws_failed = 0;
   a->nsses = 0;
   a->sse_events = a->sse_dropped = 0;
   a->sse_bytes = 0;

@@ -134,6 +134,11 @@ struct tally_api_s {
   struct tally_rws_push_s *rws;
   tally_curluv_t rws_curl;
   bool rws_closed;
+  /* For /metrics (atomic): the CCS event feeds open; the PUTs the Ranking
+   * Web Servers took and those that failed; the servers failing now. */
+  unsigned nccs_feeds;
+  uint64_t rws_taken, rws_failed;
+  unsigned rws_failing;
   bool closing;
   void (*close_cb)(struct tally_api_s *a);
 };

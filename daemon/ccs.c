@@ -40,7 +40,7 @@ struct tally_ccs_feed_s {
   tally_buf_t out;
   size_t off;
   uint64_t last_write;
-  bool reading, gone, ended;
+  bool reading, gone, ended, linked;
   struct tally_ccs_feed_s *prev, *next;
 };
 typedef struct tally_ccs_feed_s ccs_feed_t;
@@ -397,6 +397,9 @@ static void feed_free(ccs_feed_t *f) {
 }
 
 static void feed_unlink(ccs_feed_t *f) {
+  if (f->linked)
+    __atomic_sub_fetch(&f->a->nccs_feeds, 1, __ATOMIC_RELAXED);
+  f->linked = false;
   if (f->prev != NULL)
     f->prev->next = f->next;
   else if (f->a->ccs_feeds == f)
@@ -518,6 +521,8 @@ static int start_feed(tally_api_t *a, tally_http_req_t *r, const char *contest,
   if (a->ccs_feeds != NULL)
     a->ccs_feeds->prev = f;
   a->ccs_feeds = f;
+  f->linked = true;
+  __atomic_add_fetch(&a->nccs_feeds, 1, __ATOMIC_RELAXED);
   r->reply.type = "application/x-ndjson";
   r->reply.stream = &f->stream;
   feed_read(f);

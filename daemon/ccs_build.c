@@ -16,15 +16,6 @@ static bool id_char(char ch, bool first) {
          (!first && (ch == '.' || ch == '-'));
 }
 
-static uint64_t fnv1a(const char *s) {
-  uint64_t h = 14695981039346656037ull;
-  for (; *s != '\0'; s++) {
-    h ^= (unsigned char)*s;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 const char *tally__ccs_id(const char *s, char *out) {
   size_t n = strlen(s);
   bool ok = n >= 1 && n <= CCS_ID_MAX && s[n - 1] != '.';
@@ -33,7 +24,8 @@ const char *tally__ccs_id(const char *s, char *out) {
   if (ok)
     memcpy(out, s, n + 1);
   else
-    snprintf(out, CCS_ID_MAX + 1, "x%016llx", (unsigned long long)fnv1a(s));
+    snprintf(out, CCS_ID_MAX + 1, "x%016llx",
+             (unsigned long long)tally__ccs_hash(s, n));
   return out;
 }
 

@@ -308,6 +308,19 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
     gauge(b, "tally_event_stream_buffer_budget_bytes",
           "The most the event streams' buffers may hold together",
           o->api->sse_budget);
+    gauge(b, "tally_ccs_event_feeds", "CCS Contest API event feeds open",
+          __atomic_load_n(&o->api->nccs_feeds, __ATOMIC_RELAXED));
+    tally_metric_family(b, "tally_rws_puts_total", TALLY_COUNTER,
+                        "PUTs to CMS Ranking Web Servers, by outcome");
+    tally_metric_sample(
+        b, "tally_rws_puts_total", "outcome", "taken",
+        (double)__atomic_load_n(&o->api->rws_taken, __ATOMIC_RELAXED));
+    tally_metric_sample(
+        b, "tally_rws_puts_total", "outcome", "failed",
+        (double)__atomic_load_n(&o->api->rws_failed, __ATOMIC_RELAXED));
+    gauge(b, "tally_rws_servers_failing",
+          "CMS Ranking Web Servers a push is failing to reach now",
+          __atomic_load_n(&o->api->rws_failing, __ATOMIC_RELAXED));
   }
 }
 

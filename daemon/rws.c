@@ -90,6 +90,8 @@ static void pending_clear(pending_t *p) {
 }
 
 static void push_free(push_t *w) {
+  if (w->failing)
+    __atomic_sub_fetch(&w->a->rws_failing, 1, __ATOMIC_RELAXED);
   for (int k = 0; k < NENT; k++) {
     pending_clear(&w->pend[k]);
     free(w->pend[k].keys);
@@ -312,6 +314,8 @@ static void retry_later_clear(push_t *w, const char *why, bool clear) {
     w->backoff = RWS_BACKOFF_MAX_MS;
   w->due = uv_now(w->a->loop) + w->backoff;
   if (!w->failing)
+    __atomic_add_fetch(&w->a->rws_failing, 1, __ATOMIC_RELAXED);
+  if (!w->failing)
     tally_log(w->a->log, TALLY_LOG_WARN, "rws",
               "contest %s: the Ranking Web Server at %s: %s; trying again, "
               "every %d s at most",
@@ -333,11 +337,13 @@ static void send_next(push_t *w) {
     w->stage++;
   if (w->stage == NENT) {
     w->busy = false;
-    if (w->failing)
+    if (w->failing) {
+      __atomic_sub_fetch(&w->a->rws_failing, 1, __ATOMIC_RELAXED);
       tally_log(w->a->log, TALLY_LOG_INFO, "rws",
                 "contest %s: the Ranking Web Server at %s takes updates "
                 "again",
                 w->contest, w->url);
+    }
     w->failing = false;
     w->backoff = 0;
     w->due = uv_now(w->a->loop) + 1000;
@@ -431,6 +437,7 @@ static void on_done(tally_curluv_t *u, void *easy, int code) {
                              : "");
   } else {
     /* Taken: what was sent is what the server holds. */
+    __atomic_add_fetch(&w->a->rws_taken, 1, __ATOMIC_RELAXED);
     pending_t *p = &w->pend[w->stage];
     for (size_t i = 0; i < p->n; i++)
       if (tally__ccs_sent_put(w->sent, p->keys[i], p->hashes[i]) != 0) {
@@ -444,6 +451,7 @@ static void on_done(tally_curluv_t *u, void *easy, int code) {
     send_next(w);
     return;
   }
+  __atomic_add_fetch(&w->a->rws_failed, 1, __ATOMIC_RELAXED);
   w->busy = false;
   retry_later_clear(w, why,
                     code != CURLE_OK || (status >= 400 && status < 500));

@@ -41,10 +41,7 @@ import time
 import urllib.error
 import urllib.request
 
-
-def fail(msg):
-    print("FAIL:", msg, file=sys.stderr)
-    sys.exit(1)
+from tallyproc import fail, start_redis, start_tallyd, stop, wait_posted
 
 
 def rfc3339(t):
@@ -167,15 +164,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tally-ccs-")
     procs = []
     try:
-        sock = os.path.join(tmp, "redis.sock")
-        procs.append(subprocess.Popen(
-            ["redis-server", "--port", "0", "--unixsocket", sock, "--save",
-             "", "--dir", tmp], stdout=subprocess.DEVNULL))
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
-        url = f"unix://{sock}"
+        url, sock = start_redis(tmp, procs)
         tasks = os.path.join(tmp, "tasks")
         shutil.copytree(os.path.join(source, "examples", "tasks"), tasks)
         now = time.time()
@@ -209,23 +198,10 @@ def main():
         with open(os.path.join(tmp, "token"), "w") as f:
             f.write(token + "\n")
         log = os.path.join(tmp, "tallyd.log")
-        tallyd = subprocess.Popen(
-            [os.path.join(build, "tallyd"), "--tasks", tasks, "--redis", url,
-             "--workers", "1", "--http", "127.0.0.1:0", "--http-token-file",
-             os.path.join(tmp, "token")],
-            stdout=open(log, "a"), stderr=subprocess.STDOUT)
-        procs.append(tallyd)
-        port = None
-        for _ in range(300):
-            with open(log) as f:
-                m = re.search(r"http: listening on 127\.0\.0\.1:(\d+)",
-                              f.read())
-            if m:
-                port = int(m.group(1))
-                break
-            time.sleep(0.05)
-        if port is None:
-            fail("tallyd did not listen")
+        tallyd, port = start_tallyd(
+            build, ["--tasks", tasks, "--redis", url, "--workers", "1",
+                    "--http-token-file", os.path.join(tmp, "token")],
+            log, procs)
         base = f"http://127.0.0.1:{port}/ccs"
         basic = "Basic " + base64.b64encode(
             f"admin:{token}".encode()).decode()
@@ -287,20 +263,7 @@ def main():
                                             for j in jobs),
                        text=True, check=True, capture_output=True)
 
-        def results():
-            out = subprocess.run(["redis-cli", "-s", sock, "XLEN",
-                                  "tally:results"], capture_output=True,
-                                 text=True).stdout
-            dead = subprocess.run(["redis-cli", "-s", sock, "XLEN",
-                                   "tally:dead"], capture_output=True,
-                                  text=True).stdout
-            return int(out.strip() or 0) + int(dead.strip() or 0)
-
-        deadline = time.time() + 60
-        while results() < len(jobs):
-            if time.time() > deadline:
-                fail(f"only {results()} of {len(jobs)} jobs were scored")
-            time.sleep(0.2)
+        wait_posted(sock, len(jobs))
 
         status, info = get("")
         if status != 200 or info["version"] != "2023-06":
@@ -489,6 +452,12 @@ def main():
         # says nothing.
         still = urllib.request.urlopen(req, timeout=30)
         still.readline()
+        metrics = urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/metrics").read().decode()
+        # The feed closed above may not be noticed yet: at least this one.
+        m = re.search(r"^tally_ccs_event_feeds (\d+)$", metrics, re.M)
+        if not m or int(m.group(1)) < 1:
+            fail(f"/metrics does not count the open feed: {m and m.group(0)}")
         tallyd.terminate()
         if tallyd.wait(timeout=30) != 0:
             fail(f"tallyd exited with {tallyd.returncode}")
@@ -499,13 +468,7 @@ def main():
             if bad in said:
                 fail(f"tallyd's log: {said[said.index(bad):][:2000]}")
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

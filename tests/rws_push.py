@@ -30,10 +30,7 @@ import tempfile
 import time
 import urllib.request
 
-
-def fail(msg):
-    print("FAIL:", msg, file=sys.stderr)
-    sys.exit(1)
+from tallyproc import fail, start_redis, start_tallyd, stop, wait_posted
 
 
 def rfc3339(t):
@@ -83,15 +80,7 @@ def main():
         else:
             standin, port = start_standin()
             rws = f"http://127.0.0.1:{port}/"
-        sock = os.path.join(tmp, "redis.sock")
-        procs.append(subprocess.Popen(
-            ["redis-server", "--port", "0", "--unixsocket", sock, "--save",
-             "", "--dir", tmp], stdout=subprocess.DEVNULL))
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
-        url = f"unix://{sock}"
+        url, sock = start_redis(tmp, procs)
         tasks = os.path.join(tmp, "tasks")
         os.mkdir(tasks)
         with open(os.path.join(source, "examples", "tasks", "sum.json")) as f:
@@ -131,22 +120,9 @@ def main():
                        "bob": {"name": "Bob", "team": "Côte d'Ivoire"},
                        "émile": {"name": "Émile"}}, f)
         log = os.path.join(tmp, "tallyd.log")
-        tallyd = subprocess.Popen(
-            [os.path.join(build, "tallyd"), "--tasks", tasks, "--redis", url,
-             "--workers", "1", "--http", "127.0.0.1:0"],
-            stdout=open(log, "a"), stderr=subprocess.STDOUT)
-        procs.append(tallyd)
-        port = None
-        for _ in range(300):
-            with open(log) as f:
-                m = re.search(r"http: listening on 127\.0\.0\.1:(\d+)",
-                              f.read())
-            if m:
-                port = int(m.group(1))
-                break
-            time.sleep(0.05)
-        if port is None:
-            fail("tallyd did not listen")
+        tallyd, port = start_tallyd(
+            build, ["--tasks", tasks, "--redis", url, "--workers", "1"], log,
+            procs)
         base = f"http://127.0.0.1:{port}"
 
         def jobs(n, first):
@@ -181,19 +157,7 @@ def main():
                            text=True, check=True, capture_output=True)
 
         def settled(n):
-            deadline = time.time() + 60
-            while True:
-                r = subprocess.run(["redis-cli", "-s", sock, "XLEN",
-                                    "tally:results"], capture_output=True,
-                                   text=True).stdout
-                d = subprocess.run(["redis-cli", "-s", sock, "XLEN",
-                                    "tally:dead"], capture_output=True,
-                                   text=True).stdout
-                if int(r.strip() or 0) + int(d.strip() or 0) >= n:
-                    return
-                if time.time() > deadline:
-                    fail("the jobs were not all scored")
-                time.sleep(0.2)
+            wait_posted(sock, n)
 
         def rws_get(path):
             req = urllib.request.Request(rws + path)
@@ -293,19 +257,30 @@ def main():
             if stats["created"].get("submissions") != len(subs) or \
                     stats["created"].get("subchanges") != len(changes):
                 fail(f"entities created more than once: {stats}")
+        # /metrics: PUTs taken, and (once a round waiting for its retry
+        # has had it) no server failing.
+        deadline = time.time() + 90
+        while True:
+            metrics = urllib.request.urlopen(f"{base}/metrics").read().decode()
+            taken = re.search(
+                r'^tally_rws_puts_total\{outcome="taken"\} (\d+)', metrics,
+                re.M)
+            failing = re.search(r"^tally_rws_servers_failing (\d+)$",
+                                metrics, re.M)
+            if taken and int(taken.group(1)) > 0 and failing and \
+                    int(failing.group(1)) == 0:
+                break
+            if time.time() > deadline:
+                fail(f"/metrics of the push: {taken and taken.group(0)}, "
+                     f"{failing and failing.group(0)}")
+            time.sleep(0.5)
         with open(log) as f:
             said = f.read()
         if "rws" not in said:
             fail("tallyd's log says nothing of the push")
         print(f"rws_push: seed {seed}: ok")
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
