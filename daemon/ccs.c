@@ -16,6 +16,11 @@
 /* An open feed with nothing to say sends a newline this often (the
  * specification asks for one at least every 120 s). */
 #define CCS_KEEPALIVE_MS 60000
+/* Each open feed reads its whole contest each second: at most this many
+ * are open at once (the rest are refused, 503), and one whose client has
+ * left this much unread is ended (it reconnects with since_token). */
+#define CCS_FEEDS_MAX 64
+#define CCS_FEED_UNREAD_MAX (64u << 20)
 
 typedef struct ccs_req_s {
   ccs_read_t rd;
@@ -453,6 +458,13 @@ static void feed_done(ccs_read_t *rd) {
       f->stream.abort = true;
     }
     tally__ccs_model_free(&m);
+    if (f->out.len - f->off > CCS_FEED_UNREAD_MAX) {
+      tally_log(f->a->log, TALLY_LOG_WARN, "ccs",
+                "an event feed of contest %s left %zu bytes unread: ended",
+                f->contest, f->out.len - f->off);
+      f->ended = true;
+      f->stream.abort = true;
+    }
     if (f->out.len > before || f->ended)
       tally_http_stream_wake(&f->stream);
   } else if (!f->gone && c == NULL) {
@@ -501,6 +513,10 @@ void tally__ccs_end_feeds(tally_api_t *a) {
 
 static int start_feed(tally_api_t *a, tally_http_req_t *r, const char *contest,
                       const ccs_req_t *q) {
+  if (__atomic_load_n(&a->nccs_feeds, __ATOMIC_RELAXED) >= CCS_FEEDS_MAX)
+    return answer_error(r, 503,
+                        "too many event feeds are open: read the feed with "
+                        "stream=false, or through a Contest Data Server");
   ccs_feed_t *f = calloc(1, sizeof(*f));
   if (f == NULL || (f->sent = tally__ccs_sent_new()) == NULL) {
     free(f);

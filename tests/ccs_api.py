@@ -448,6 +448,23 @@ def main():
               + (f", {schemas.checked} answers and events valid against "
                  f"the 2023-06 JSON Schemas" if schemas else
                  " (no --schemas: not validated against the JSON Schemas)"))
+        # At most 64 feeds at once: the 65th is refused.
+        many, refused = [], None
+        for _ in range(70):
+            try:
+                many.append(urllib.request.urlopen(req, timeout=30))
+            except urllib.error.HTTPError as e:
+                refused = (e.code, json.loads(e.read().decode()))
+                break
+        for f in many:
+            f.close()
+        if refused is None or refused[0] != 503 or \
+                "too many event feeds" not in refused[1]["message"] or \
+                len(many) > 64:
+            fail(f"the feeds' limit: {len(many)} open, then {refused}")
+        print(f"ok: {len(many)} feeds open at once (with the earlier ones), "
+              f"the next refused: {refused[1]['message']}")
+        time.sleep(2)  # the closed feeds are noticed at their next write
         # tallyd stops cleanly with a feed open, and under the sanitizers
         # says nothing.
         still = urllib.request.urlopen(req, timeout=30)
