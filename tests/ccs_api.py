@@ -41,7 +41,8 @@ import time
 import urllib.error
 import urllib.request
 
-from tallyproc import fail, start_redis, start_tallyd, stop, wait_posted
+from tallyproc import (fail, start_redis, start_tallyd, stop, stop_clean,
+                       wait_posted)
 
 
 def rfc3339(t):
@@ -475,15 +476,7 @@ def main():
         m = re.search(r"^tally_ccs_event_feeds (\d+)$", metrics, re.M)
         if not m or int(m.group(1)) < 1:
             fail(f"/metrics does not count the open feed: {m and m.group(0)}")
-        tallyd.terminate()
-        if tallyd.wait(timeout=30) != 0:
-            fail(f"tallyd exited with {tallyd.returncode}")
-        with open(log, errors="replace") as f:
-            said = f.read()
-        for bad in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
-                    "runtime error:"):
-            if bad in said:
-                fail(f"tallyd's log: {said[said.index(bad):][:2000]}")
+        stop_clean(tallyd, log)
     finally:
         stop(procs)
         shutil.rmtree(tmp, ignore_errors=True)

@@ -30,7 +30,8 @@ import tempfile
 import time
 import urllib.request
 
-from tallyproc import fail, start_redis, start_tallyd, stop, wait_posted
+from tallyproc import (fail, start_redis, start_tallyd, stop, stop_clean,
+                       wait_posted)
 
 
 def rfc3339(t):
@@ -274,6 +275,7 @@ def main():
                 fail(f"/metrics of the push: {taken and taken.group(0)}, "
                      f"{failing and failing.group(0)}")
             time.sleep(0.5)
+        stop_clean(tallyd, log)
         with open(log) as f:
             said = f.read()
         if "rws" not in said:

@@ -59,6 +59,19 @@ def wait_posted(sock, n, timeout=60):
         time.sleep(0.2)
 
 
+def stop_clean(tallyd, log):
+    """Stops tallyd: it must exit 0 and its log hold no sanitizer report."""
+    tallyd.terminate()
+    if tallyd.wait(timeout=30) != 0:
+        fail(f"tallyd exited with {tallyd.returncode}")
+    with open(log, errors="replace") as f:
+        said = f.read()
+    for bad in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                "runtime error:"):
+        if bad in said:
+            fail(f"tallyd's log: {said[said.index(bad):][:2000]}")
+
+
 def stop(procs):
     for p in procs:
         if p.poll() is None:
