@@ -137,6 +137,17 @@ struct tally_api_s {
   /* For /metrics (atomic): the CCS event feeds open; the PUTs the Ranking
    * Web Servers took and those that failed; the servers failing now. */
   unsigned nccs_feeds;
+  /* Pass-fail rankings answered within the last second, by contest and
+   * view: each one counts every place of the contest, so a burst of
+   * boards re-reading it after an event costs one count. */
+  struct tally_api_board_s {
+    char contest[256];
+    bool private_view;
+    double since; /* the freeze it was counted at, or NAN */
+    uint64_t at;  /* loop time; 0: empty */
+    char *body;
+    size_t len;
+  } boards[8];
   uint64_t rws_taken, rws_failed;
   unsigned rws_failing;
   bool closing;

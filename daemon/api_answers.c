@@ -567,6 +567,9 @@ void tally__api_build(areq_t *q) {
         return;
     } else if (q->kind == REQ_RANKING) {
       build_ranking(q, b);
+      const tally_contest_t *c = tally__api_config_of(q);
+      if (c != NULL && c->scoring == TALLY_SCORING_PASS_FAIL && !b->oom)
+        tally__api_keep_board(q->a, q, b->data, b->len);
     } else {
       build_participant(q, b);
     }

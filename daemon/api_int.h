@@ -75,6 +75,12 @@ bool tally__api_is_operator(const tally_api_t *a, const tally_http_req_t *r);
 /* api.c: a request's contest config (or NULL), a row's memory freed,
  * and a request's failure (the first one's words are kept). */
 const tally_contest_t *tally__api_config_of(const areq_t *q);
+const tally_contest_t *tally__api_config_of_name(const tally_api_t *a,
+                                                 const char *name);
+/* api.c: keeps the answer (body, len bytes) of q, a pass-fail ranking, to
+ * be answered again for a second. */
+void tally__api_keep_board(tally_api_t *a, const areq_t *q, const char *body,
+                           size_t len);
 void tally__api_free_row(row_t *w);
 void tally__api_fail(areq_t *q, const char *fmt, const char *what);
 

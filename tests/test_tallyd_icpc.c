@@ -192,4 +192,17 @@ Test(tallyd_icpc, the_api_and_the_board_equal_the_offline_board) {
                 "%s", r.body);
     free(r.body);
   }
+
+  /* A pass-fail ranking is counted at most once a second: a read right
+   * after a change may be the kept one, a read a second later is not. */
+  td_push(c,
+          "{\"submission\": \"y1\", \"participant\": \"yan\", \"contest\": "
+          "\"wf\", \"task\": \"sum\", \"timestamp\": 1767261660, "
+          "\"evaluations\": {\"0\": 1, \"1\": 1, \"2\": 1, \"3\": 1}}",
+          NULL);
+  TD_REQUIRE(&daemon_, td_wait_outcomes(c, 123, 30000) == 123, "outcomes");
+  td_sleep_ms(1200);
+  td_http_t r = td_http(server.dir, port, "/api/contests/wf/ranking", "");
+  cr_expect(strstr(r.body, "\"participant\":\"yan\"") != NULL, "%s", r.body);
+  free(r.body);
 }

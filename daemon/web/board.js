@@ -125,9 +125,11 @@
   }
   // A pass-fail board: a cell's tries, minute and first solve depend on
   // other teams' submissions, so each event reads the board's rows again
-  // (at most one read in flight; one more after it if events came).
+  // (at most one read in flight; one more after it if events came), and
+  // once more 1.2 s after the last event: tallyd answers a board counted
+  // within the last second again.
   function passFail() {
-    var busy = false, again = false;
+    var busy = false, again = false, trailing = null;
     function cell(td, c) {
       var tries = c.judged + c.pending;
       td.className = 'icpc ' + (c.solved ? (c.first ? 'solved first' : 'solved')
@@ -165,7 +167,11 @@
           if (again) { again = false; read(); }
         });
     }
-    listen(read);
+    listen(function () {
+      read();
+      clearTimeout(trailing);
+      trailing = setTimeout(read, 1200);
+    });
   }
   listen(function (e) { push(e.type, e); });
 })();
