@@ -31,6 +31,7 @@ struct tally_rws_push_s {
   tally_api_t *a;
   char contest[256];
   char *url, *username, *password;
+  char *shown;      /* the URL without credentials, for the log */
   ccs_sent_t *sent; /* what the server took: entity key -> data's hash */
   bool keep, reading, busy, stopped, failing;
   int stage;
@@ -105,6 +106,7 @@ static void push_free(push_t *w) {
   curl_slist_free_all(w->headers);
   tally__ccs_sent_free(w->sent);
   free(w->url);
+  free(w->shown);
   free(w->username);
   free(w->password);
   free(w);
@@ -319,7 +321,7 @@ static void retry_later_clear(push_t *w, const char *why, bool clear) {
     tally_log(w->a->log, TALLY_LOG_WARN, "rws",
               "contest %s: the Ranking Web Server at %s: %s; trying again, "
               "every %d s at most",
-              w->contest, w->url, why, RWS_BACKOFF_MAX_MS / 1000);
+              w->contest, w->shown, why, RWS_BACKOFF_MAX_MS / 1000);
   w->failing = true;
   for (int k = 0; k < NENT; k++) {
     pending_clear(&w->pend[k]);
@@ -342,7 +344,7 @@ static void send_next(push_t *w) {
       tally_log(w->a->log, TALLY_LOG_INFO, "rws",
                 "contest %s: the Ranking Web Server at %s takes updates "
                 "again",
-                w->contest, w->url);
+                w->contest, w->shown);
     }
     w->failing = false;
     w->backoff = 0;
@@ -465,18 +467,41 @@ static push_t *push_new(tally_api_t *a, const char *contest,
   w->a = a;
   snprintf(w->contest, sizeof(w->contest), "%s", contest);
   w->url = strdup(t->url);
+  /* The log shows the URL without the user information it may hold. */
+  w->shown = strdup(t->url);
+  char *host = w->shown != NULL ? strstr(w->shown, "://") : NULL;
+  if (host != NULL) {
+    host += 3;
+    char *at = strchr(host, '@'), *slash = strchr(host, '/');
+    if (at != NULL && (slash == NULL || at < slash))
+      memmove(host, at + 1, strlen(at + 1) + 1);
+  }
   w->username = t->username != NULL ? strdup(t->username) : NULL;
   w->password = t->password != NULL ? strdup(t->password) : NULL;
   w->sent = tally__ccs_sent_new();
   w->headers = curl_slist_append(NULL, "Content-Type: application/json");
   for (int k = 0; k < NENT; k++)
     tally_buf_init(&w->body[k]);
-  if (w->url == NULL || w->sent == NULL || w->headers == NULL ||
+  if (w->url == NULL || w->shown == NULL || w->sent == NULL ||
+      w->headers == NULL ||
       (t->username != NULL && (w->username == NULL || w->password == NULL))) {
     push_free(w);
     return NULL;
   }
   return w;
+}
+
+static bool same_text(const char *x, const char *y) {
+  return x == NULL ? y == NULL : y != NULL && strcmp(x, y) == 0;
+}
+
+/* Whether w pushes contest to t as configured now (a reload that changes
+ * the credentials starts a new push). */
+static bool same_target(const push_t *w, const char *contest,
+                        const tally_rws_target_t *t) {
+  return strcmp(w->contest, contest) == 0 && strcmp(w->url, t->url) == 0 &&
+         same_text(w->username, t->username) &&
+         same_text(w->password, t->password);
 }
 
 void tally_rws_tick(tally_api_t *a) {
@@ -489,15 +514,14 @@ void tally_rws_tick(tally_api_t *a) {
     const tally_contest_t *c = &cs->contests[i];
     for (size_t k = 0; k < c->nrws; k++) {
       push_t *w = a->rws;
-      while (w != NULL && (strcmp(w->contest, c->name) != 0 ||
-                           strcmp(w->url, c->rws[k].url) != 0))
+      while (w != NULL && !same_target(w, c->name, &c->rws[k]))
         w = w->next;
       if (w == NULL && (w = push_new(a, c->name, &c->rws[k])) != NULL) {
         w->next = a->rws;
         a->rws = w;
         tally_log(a->log, TALLY_LOG_INFO, "rws",
                   "contest %s: pushed to the Ranking Web Server at %s", c->name,
-                  w->url);
+                  w->shown);
       }
       if (w != NULL)
         w->keep = true;

@@ -278,6 +278,8 @@ def main():
         stop_clean(tallyd, log)
         with open(log) as f:
             said = f.read()
+        if a.password in said:
+            fail("tallyd's log holds the server's password")
         if "rws" not in said:
             fail("tallyd's log says nothing of the push")
         print(f"rws_push: seed {seed}: ok")
