@@ -247,8 +247,7 @@ static const tally_contest_t *contest_of(const tally_api_t *a, const char *id) {
 /* The configured pass-fail contest called name, or NULL. */
 static const tally_contest_t *contest_named(const tally_api_t *a,
                                             const char *name) {
-  const tally_contest_t *c =
-      a->contests != NULL ? tally_contestset_find(a->contests, name) : NULL;
+  const tally_contest_t *c = tally__api_config_of_name(a, name);
   return c != NULL && c->scoring == TALLY_SCORING_PASS_FAIL ? c : NULL;
 }
 

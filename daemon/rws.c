@@ -296,11 +296,6 @@ static int build(push_t *w, const tally_contest_t *c, ccs_sub_t *subs,
   return rc;
 }
 
-static const tally_contest_t *contest_of(const tally_api_t *a,
-                                         const char *name) {
-  return a->contests != NULL ? tally_contestset_find(a->contests, name) : NULL;
-}
-
 /* A failed round: tried again after a backoff. clear: the server may have
  * lost what it had (it refused a request, or could not be reached: it may
  * have restarted empty), so the next round sends everything again, which
@@ -391,7 +386,7 @@ static void send_next(push_t *w) {
 static void on_read(ccs_read_t *rd) {
   push_t *w = rd->owner;
   w->reading = false;
-  const tally_contest_t *c = contest_of(w->a, w->contest);
+  const tally_contest_t *c = tally__api_config_of_name(w->a, w->contest);
   if (w->stopped) {
     tally__ccs_read_free(rd);
     free(rd);
