@@ -1,8 +1,9 @@
-/* The results API: routing, access, and the Redis reads behind each
+/* The results API: routing, the Redis reads behind each
  * answer. Each request sends its commands at once on the API's own
  * connection (pipelined) and builds its answer when the last reply is
  * in (api_answers.c); replies are copied out, since they live only in
- * their callback. The event streams are api_events.c's. */
+ * their callback. The event streams are api_events.c's, access
+ * (tokens) api_access.c's. */
 #include "daemon/api.h"
 #include "daemon/api_int.h"
 #include "daemon/ccs.h"
@@ -18,7 +19,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <nettle/base64.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,90 +30,6 @@
 #define API_PAGE_DEFAULT 50
 #define API_PAGE_MAX 500
 #define API_PAGE_MAX_TEXT "500"
-
-/* Reading the operator token and the secret. */
-
-static char *read_token(const char *path, char *err, size_t errlen) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) {
-    snprintf(err, errlen, "--http-token-file %s: cannot read it", path);
-    return NULL;
-  }
-  char line[512];
-  char *token = NULL;
-  if (fgets(line, sizeof(line), f) != NULL) {
-    line[strcspn(line, "\r\n")] = '\0';
-    if (strlen(line) >= 16)
-      token = strdup(line);
-  }
-  fclose(f);
-  if (token == NULL)
-    snprintf(err, errlen,
-             "--http-token-file %s: its first line must hold a token of at "
-             "least 16 characters",
-             path);
-  return token;
-}
-
-/* Equal strings, in a time that does not depend on where they differ. */
-static bool same_secret(const char *a, const char *b) {
-  size_t n = strlen(a), m = strlen(b);
-  unsigned char diff = n != m;
-  for (size_t i = 0; i < n; i++)
-    diff |= (unsigned char)(a[i] ^ b[i % (m ? m : 1)]);
-  return diff == 0;
-}
-
-/* The bearer token of r, or NULL. */
-static const char *bearer(const tally_http_req_t *r) {
-  const char *h = tally_http_header(r, "Authorization");
-  if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
-    return NULL;
-  return h + 7;
-}
-
-/* The password of r's HTTP Basic credentials, into out (len bytes), or
- * false. */
-static bool basic_password(const tally_http_req_t *r, char *out, size_t len) {
-  const char *h = tally_http_header(r, "Authorization");
-  if (h == NULL || strncasecmp(h, "Basic ", 6) != 0)
-    return false;
-  h += 6;
-  size_t n = strlen(h);
-  if (n == 0 || BASE64_DECODE_LENGTH(n) + 1 > len)
-    return false;
-  struct base64_decode_ctx ctx;
-  base64_decode_init(&ctx);
-  size_t got = len - 1;
-  if (!base64_decode_update(&ctx, &got, (uint8_t *)out, n, h) ||
-      !base64_decode_final(&ctx))
-    return false;
-  out[got] = '\0';
-  const char *colon = memchr(out, ':', got);
-  if (colon == NULL || strlen(out) != got)
-    return false;
-  memmove(out, colon + 1, got - (size_t)(colon - out));
-  return true;
-}
-
-bool tally__api_is_operator(const tally_api_t *a, const tally_http_req_t *r) {
-  if (a->token == NULL)
-    return false;
-  const char *t = bearer(r);
-  if (t != NULL)
-    return same_secret(t, a->token);
-  /* HTTP Basic, as the CCS Contest API's clients send it: any user name,
-   * the operator token as the password. */
-  char pass[1024];
-  bool ok =
-      basic_password(r, pass, sizeof(pass)) && same_secret(pass, a->token);
-  memset(pass, 0, sizeof(pass));
-  return ok;
-}
-
-static bool is_operator(const tally_api_t *a, const tally_http_req_t *r) {
-  return tally__api_is_operator(a, r);
-}
 
 static void on_map(tally_cluster_t *k) {
   tally__api_check_up(k->data);
@@ -152,7 +68,7 @@ int tally_api_init(tally_api_t *a, uv_loop_t *loop, const char *url,
   a->close_cb = NULL;
   a->token = NULL;
   if (token_file != NULL &&
-      (a->token = read_token(token_file, err, errlen)) == NULL)
+      (a->token = tally__api_read_token(token_file, err, errlen)) == NULL)
     return TALLY_EINVAL;
   tally_queues_t queues;
   if (tally_queues_pick(&queues, NULL, a->default_queue, cs) != 0 ||
@@ -989,7 +905,7 @@ int tally_api_route(void *api, tally_http_req_t *r) {
     q->kind = REQ_RANKING;
     const char *view = tally_http_arg(r, "view");
     if (view != NULL && strcmp(view, "private") == 0) {
-      if (!is_operator(a, r)) {
+      if (!tally__api_is_operator(a, r)) {
         free(q);
         return tally__api_answer_now(
             r, a->token == NULL ? 403 : 401,
@@ -1018,9 +934,9 @@ int tally_api_route(void *api, tally_http_req_t *r) {
       free(q);
       return tally__api_answer_now(r, 400, why);
     }
-    const char *t = bearer(r);
+    const char *t = tally__api_bearer(r);
     char want[TALLY_TOKEN_HEX + 1];
-    if (is_operator(a, r)) {
+    if (tally__api_is_operator(a, r)) {
       q->private_view = true;
     } else if (a->secret[0] == '\0') {
       free(q);
@@ -1029,7 +945,7 @@ int tally_api_route(void *api, tally_http_req_t *r) {
                                    "Redis has not answered");
     } else {
       tally_participant_token(a->secret, q->participant, want);
-      if (t == NULL || !same_secret(t, want)) {
+      if (t == NULL || !tally__api_same_secret(t, want)) {
         free(q);
         return tally__api_answer_now(
             r, 401,

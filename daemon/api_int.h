@@ -68,8 +68,14 @@ typedef struct areq_s {
  * runs after the last). */
 void tally__api_handle_closed(tally_api_t *a);
 
-/* api.c: whether r carries the operator token, as a bearer token or as
- * the password of HTTP Basic credentials (any user name). */
+/* api_access.c: the operator token on the first line of path (NULL with
+ * err set); the bearer token of r (or NULL); whether two secrets are
+ * equal, in a time that does not depend on where they differ; and
+ * whether r carries the operator token, as a bearer token or as the
+ * password of HTTP Basic credentials (any user name). */
+char *tally__api_read_token(const char *path, char *err, size_t errlen);
+const char *tally__api_bearer(const tally_http_req_t *r);
+bool tally__api_same_secret(const char *a, const char *b);
 bool tally__api_is_operator(const tally_api_t *a, const tally_http_req_t *r);
 
 /* api.c: a request's contest config (or NULL), a row's memory freed,
