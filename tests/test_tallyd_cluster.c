@@ -138,9 +138,34 @@ static void xadd(int q, const char *job, char *id) {
   cr_assert_fail("XADD %s: %s", key, why);
 }
 
-/* Pushes PER_ROUND jobs to each queue. */
-static void push_round(int round) {
+/* Waits (up to 30 s) until the master c has a replica online: a replica
+ * of a cluster just started may still be in its first full sync, and on a
+ * loaded machine that can take longer than push_round's WAIT gives. */
+static void wait_replica_online(redisContext *c) {
+  for (int i = 0; i < 300; i++) {
+    redisReply *r = redisCommand(c, "INFO replication");
+    bool online = r != NULL && r->type == REDIS_REPLY_STRING &&
+                  strstr(r->str, "state=online") != NULL;
+    freeReplyObject(r);
+    if (online)
+      return;
+    usleep(100000);
+  }
+}
+
+/* Pushes PER_ROUND jobs to each queue. With replicated, each queue's
+ * master has a replica online first and a replica must have its jobs
+ * before the next queue's (a master is killed after that round: a job
+ * only the dead master had would never be scored). */
+static void push_round(int round, bool replicated) {
   for (int q = 1; q <= NQ; q++) {
+    if (replicated) {
+      int owner = tk_owner(&kc, slot_of(q));
+      redisContext *c = owner >= 0 ? tk_connect(&kc, owner) : NULL;
+      cr_assert_not_null(c, "q%d has no master", q);
+      wait_replica_online(c);
+      redisFree(c);
+    }
     for (int i = 0; i < PER_ROUND; i++) {
       char job[300];
       job_text(q, round * PER_ROUND + i, job, sizeof(job));
@@ -149,10 +174,13 @@ static void push_round(int round) {
     /* On the replica too, as a platform that must not lose a job does. */
     int owner = tk_owner(&kc, slot_of(q));
     redisContext *c = owner >= 0 ? tk_connect(&kc, owner) : NULL;
-    if (c != NULL) {
-      freeReplyObject(redisCommand(c, "WAIT 1 5000"));
+    redisReply *w = c != NULL ? redisCommand(c, "WAIT 1 5000") : NULL;
+    cr_assert(!replicated || (w != NULL && w->type == REDIS_REPLY_INTEGER &&
+                              w->integer >= 1),
+              "q%d: no replica got round %d's jobs", q, round);
+    freeReplyObject(w);
+    if (c != NULL)
       redisFree(c);
-    }
   }
 }
 
@@ -251,20 +279,20 @@ Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
   start_daemons();
 
   /* Round 0, then a master SIGKILLed while it is scored. */
-  push_round(0);
+  push_round(0, true);
   int victim = tk_owner(&kc, slot_of(1));
   cr_assert(victim >= 0);
   tk_kill(&kc, victim);
   int now = tk_wait_owner_change(&kc, slot_of(1), victim, 30000);
   cr_assert(now >= 0, "no replica took over");
-  push_round(1);
+  push_round(1, false);
 
   /* Round 2 while queue q2's slot moves to another master, key by key. */
   unsigned slot = slot_of(2);
   int from = tk_owner(&kc, slot), to = other_master(from);
   cr_assert(to >= 0);
   cr_assert_eq(tk_migration_begin(&kc, slot, from, to), 0);
-  push_round(2);
+  push_round(2, false);
   int moved;
   while ((moved = tk_migration_move(&kc, slot, from, to, 5)) > 0)
     usleep(50000);
@@ -278,7 +306,7 @@ Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
   cr_assert(from4 >= 0 && to4 >= 0);
   pid_t reshard = tk_reshard_start(&kc, slot4, from4, to4);
   cr_assert(reshard > 0);
-  push_round(3);
+  push_round(3, false);
   cr_assert_eq(tk_reshard_wait(&kc, reshard, 180000), 0,
                "redis-cli --cluster reshard failed: %s/reshard.log", kc.dir);
   cr_expect_eq(tk_owner(&kc, slot4), to4, "q4's slot did not move");
@@ -286,6 +314,14 @@ Test(tallyd_cluster, exactly_once_across_a_failover_and_a_migration) {
   bool done = wait_all(120000);
   for (int i = 0; i < 3 && !done; i++)
     td_log_dump(&daemons[i]);
+  for (int q = 1; q <= NQ && !done; q++) {
+    unsigned seen[PER_ROUND * ROUNDS] = {0};
+    outcomes(q, seen);
+    for (size_t j = 0; j < nids[q - 1]; j++)
+      if (seen[j] == 0)
+        fprintf(stderr, "q%d: job %zu (%s, round %zu) has no outcome\n", q, j,
+                ids[q - 1][j], j / PER_ROUND);
+  }
   cr_assert(done, "not every job has an outcome");
   for (int q = 1; q <= NQ; q++) {
     unsigned seen[PER_ROUND * ROUNDS] = {0};
