@@ -454,6 +454,8 @@ int tally_dispatch_init(uv_loop_t *loop, tally_dispatch_t *d,
   d->rd.on_retry = d->wr.on_retry = on_redis_retry;
   uv_timer_init(loop, &d->timer);
   d->timer.data = d;
+  tally_places_init(&d->places);
+  tally_place_calc_init(&d->calc);
   return 0;
 fail:
   free((char *)d->opt.url);
@@ -575,6 +577,8 @@ static void on_closed_part(tally_dispatch_t *d) {
   free((char *)d->opt.consumer);
   free(d->table);
   d->table = NULL;
+  tally_places_close(&d->places);
+  tally_place_calc_close(&d->calc);
   if (d->close_cb)
     d->close_cb(d);
 }

@@ -13,9 +13,11 @@
 
 #include <uv.h>
 
+#include "contest/placecalc.h"
 #include "daemon/judge.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "daemon/places.h"
 #include "daemon/pool.h"
 #include "redis/redis.h"
 #include "redis/scripts.h"
@@ -92,24 +94,28 @@ typedef struct tally_dispatch_options_s {
 
 /* Counters, for the log and the tests. */
 typedef struct tally_dispatch_stats_s {
-  uint64_t read;          /* entries taken: new, own history or claimed */
-  uint64_t trimmed;       /* stream entries removed by retention */
-  uint64_t scored;        /* results posted */
-  uint64_t tokens;        /* token jobs posted */
-  uint64_t stale;         /* results posted but scored with an old config */
-  uint64_t dead;          /* dead letters posted */
-  uint64_t dropped;       /* posts refused: the entry was claimed or gone */
-  uint64_t retried;       /* jobs sent again after a worker failure */
-  uint64_t released;      /* jobs handed back when draining */
-  uint64_t claimed;       /* entries taken over from other consumers */
-  uint64_t posts;         /* post script calls that answered */
-  uint64_t post_items;    /* jobs in them */
-  uint64_t script_errors; /* error replies to the job scripts, but OOM */
-  uint64_t oom_refusals;  /* writes refused because Redis is full */
-  uint64_t wait_short;    /* posts that reached fewer replicas than asked */
-  uint64_t verdicts_kept; /* samples whose verdict was in <p>:verdicts */
-  uint64_t judge_asked;   /* samples sent to the judge */
-  uint64_t judge_failed;  /* samples the judge could not answer */
+  uint64_t read;              /* entries taken: new, own history or claimed */
+  uint64_t trimmed;           /* stream entries removed by retention */
+  uint64_t scored;            /* results posted */
+  uint64_t tokens;            /* token jobs posted */
+  uint64_t stale;             /* results posted but scored with an old config */
+  uint64_t dead;              /* dead letters posted */
+  uint64_t dropped;           /* posts refused: the entry was claimed or gone */
+  uint64_t retried;           /* jobs sent again after a worker failure */
+  uint64_t released;          /* jobs handed back when draining */
+  uint64_t claimed;           /* entries taken over from other consumers */
+  uint64_t posts;             /* post script calls that answered */
+  uint64_t post_items;        /* jobs in them */
+  uint64_t script_errors;     /* error replies to the job scripts, but OOM */
+  uint64_t oom_refusals;      /* writes refused because Redis is full */
+  uint64_t wait_short;        /* posts that reached fewer replicas than asked */
+  uint64_t verdicts_kept;     /* samples whose verdict was in <p>:verdicts */
+  uint64_t judge_asked;       /* samples sent to the judge */
+  uint64_t judge_failed;      /* samples the judge could not answer */
+  uint64_t precomputed;       /* results posted with their task score computed
+                                 by tallyd (dispatch_places.c) */
+  uint64_t precomputed_taken; /* of those, the ones whose place cache the
+                                 script wrote as computed */
 } tally_dispatch_stats_t;
 
 /* How often the write connection reads what /metrics shows of Redis. */
@@ -168,6 +174,11 @@ struct tally_dispatch_s {
   uint64_t probe_next;  /* when to probe next */
   bool fatal;           /* fatal_cb has run */
   tally_call_t scratch; /* arguments of the call being sent */
+  /* The place caches last seen written, and the task score computed from
+   * them for the post being sent (docs/contest.md, "Task scores computed by
+   * tallyd"). */
+  tally_places_t places;
+  tally_place_calc_t calc;
   /* The result bodies and large views of the post call being sent,
    * written before the script in the same transaction: SET key bytes
    * [PX ttl], up to three per job. */

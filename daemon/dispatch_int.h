@@ -53,6 +53,13 @@ struct tally__job_s {
   char *unscored; /* a dead letter's unscored summary (the worker's), or
                      NULL: the dead letter is then all that is posted */
   bool resent;    /* posted again after a call whose reply was lost */
+  /* A result's place (tally_places_key), and the task score computed for
+   * its post in one block: expect, cache, score and meta, with their
+   * lengths (NULL: none). */
+  char *place_key;
+  size_t place_key_len;
+  char *pre;
+  tally_post_pre_t pre_args;
   /* A sample waiting for its verdict: the request to the judge (NULL
    * while Redis is asked), and the hash of its prompt. */
   struct tally_judge_req_s *judge_req;
@@ -105,6 +112,13 @@ void tally__room_again(tally_dispatch_t *d);
 
 /* dispatch_post.c: sending the queued script calls. */
 void tally__flush(tally_dispatch_t *d);
+
+/* dispatch_places.c: result j's task score computed for its post (NULL:
+ * none), and the place caches a post's reply gives. */
+const tally_post_pre_t *tally__precompute(tally_dispatch_t *d, tally__job_t *j,
+                                          const tally_post_extra_t *e);
+void tally__learn_places(tally_dispatch_t *d, const call_t *c,
+                         const redisReply *reply);
 
 /* dispatch_judge.c: a sample that needs a verdict (body: the worker's
  * request, len bytes): from <qprefix>:verdicts, else from the judge, then

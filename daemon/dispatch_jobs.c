@@ -55,6 +55,8 @@ void tally__job_free(tally_dispatch_t *d, tally__job_t *j) {
   free(j->token);
   free(j->entry);
   free(j->record);
+  free(j->place_key);
+  free(j->pre);
   free(j);
 }
 

@@ -100,7 +100,7 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
     reply = reply->element[c->nbodies];
   }
   if (reply == NULL || reply->type != REDIS_REPLY_ARRAY ||
-      reply->elements != c->n) {
+      reply->elements != 2 * (size_t)c->n) {
     call_failed(d, r, c, JOB_POST, reply);
     return;
   }
@@ -110,6 +110,7 @@ static void on_post(tally_redis_t *r, redisReply *reply, void *priv) {
   d->stats.post_items += c->n;
   for (unsigned i = 0; i < c->n; i++)
     c->codes[i] = reply->element[i]->integer;
+  tally__learn_places(d, c, reply);
   if (d->opt.wait_replicas == 0) {
     posted(d, c);
     return;
@@ -372,8 +373,10 @@ static bool send_posts(tally_dispatch_t *d) {
           add_body(d, c->nbodies++, j, "fullview", e->full, e->full_len);
       e->full = d->bodies.keys[c->nbodies - 1];
     }
-    tally_call_post(k, j->id, j->pj.deliveries, j->kind, body ? body : "",
-                    body_len, j->record, e);
+    const tally_post_pre_t *pre =
+        strcmp(j->kind, "result") == 0 ? tally__precompute(d, j, e) : NULL;
+    tally_call_post_pre(k, j->id, j->pj.deliveries, j->kind, body ? body : "",
+                        body_len, j->record, e, pre);
   }
   /* MULTI, the bodies and views, the script, EXEC. */
   unsigned n = c->nbodies;

@@ -157,6 +157,17 @@ void tally_ops_metrics(const tally_ops_t *o, tally_buf_t *b) {
           s->posts);
   counter(b, "tally_posts_total", "Jobs in the post script calls answered",
           s->post_items);
+  tally_metric_family(b, "tally_task_scores_precomputed_total", TALLY_COUNTER,
+                      "Results posted with their task score computed by "
+                      "tallyd from the place cache last seen: taken (the "
+                      "post script found that cache and wrote what was "
+                      "computed) or recomputed (it did not: it computed "
+                      "the place itself)");
+  tally_metric_sample(b, "tally_task_scores_precomputed_total", "outcome",
+                      "taken", (double)s->precomputed_taken);
+  tally_metric_sample(b, "tally_task_scores_precomputed_total", "outcome",
+                      "recomputed",
+                      (double)(s->precomputed - s->precomputed_taken));
   counter(b, "tally_script_errors_total",
           "Error replies to the post, retry and release scripts (OOM "
           "refusals not counted)",

@@ -95,6 +95,14 @@ size_t tally_result_key(char *buf, size_t len, const char *prefix,
 int tally_call_post(tally_call_t *c, const char *id, uint32_t deliveries,
                     const char *kind, const char *body, size_t body_len,
                     const char *record, const tally_post_extra_t *extra) {
+  return tally_call_post_pre(c, id, deliveries, kind, body, body_len, record,
+                             extra, NULL);
+}
+
+int tally_call_post_pre(tally_call_t *c, const char *id, uint32_t deliveries,
+                        const char *kind, const char *body, size_t body_len,
+                        const char *record, const tally_post_extra_t *extra,
+                        const tally_post_pre_t *pre) {
   if (c->items >= TALLY_CALL_MAX_ITEMS)
     return -1;
   arg_str(c, id);
@@ -108,6 +116,13 @@ int tally_call_post(tally_call_t *c, const char *id, uint32_t deliveries,
   arg_opt(c, extra->summary, extra->summary_len);
   arg_opt(c, extra->pub, extra->pub_len);
   arg_opt(c, extra->full, extra->full_len);
+  const tally_post_pre_t no_pre = {0};
+  if (pre == NULL)
+    pre = &no_pre;
+  arg_opt(c, pre->expect, pre->expect_len);
+  arg_opt(c, pre->cache, pre->cache_len);
+  arg_opt(c, pre->score, pre->score_len);
+  arg_opt(c, pre->meta, pre->meta_len);
   count_item(c);
   return 0;
 }

@@ -112,7 +112,7 @@ enum {
  * strings given to the tally_call_* functions are borrowed and must stay
  * alive until the call is sent (hiredis copies them when it formats the
  * command). A call holds no other resource: reuse it with _begin. */
-#define TALLY_CALL_MAX_ARGS (16 + 8 * 256)
+#define TALLY_CALL_MAX_ARGS (16 + 12 * 256)
 
 typedef struct tally_call_s {
   const char *argv[TALLY_CALL_MAX_ARGS];
@@ -146,6 +146,16 @@ typedef struct tally_post_extra_s {
   const char *full;
   size_t full_len;
 } tally_post_extra_t;
+
+/* A result's task score computed before the call (contest/placecalc.h):
+ * the place cache it was computed from (expect), the cache, the task
+ * score's JSON and the meta text to write. The script takes them only
+ * when the place's cache is expect, byte for byte, and the place has the
+ * field count meta says; otherwise it computes the place itself. */
+typedef struct tally_post_pre_s {
+  const char *expect, *cache, *score, *meta;
+  size_t expect_len, cache_len, score_len, meta_len;
+} tally_post_pre_t;
 
 /* The key a result's body (what "result"), or a view too large to pass
  * inline ("view", "fullview"), is stored under before its post
@@ -217,6 +227,15 @@ size_t tally_result_key(char *buf, size_t len, const char *prefix,
 int tally_call_post(tally_call_t *c, const char *id, uint32_t deliveries,
                     const char *kind, const char *body, size_t body_len,
                     const char *record, const tally_post_extra_t *extra);
+
+/* tally_call_post with a result's precomputed task score (NULL: none).
+ * The post script's reply is always the n codes, then n place caches:
+ * each result's place cache as its item left it ("" when it wrote none),
+ * which the next precomputation for the place starts from. */
+int tally_call_post_pre(tally_call_t *c, const char *id, uint32_t deliveries,
+                        const char *kind, const char *body, size_t body_len,
+                        const char *record, const tally_post_extra_t *extra,
+                        const tally_post_pre_t *pre);
 
 /* History: up to count of this consumer's pending entries after cursor
  * ("0" for the first). Reply: a flat array of (id, deliveries, job) with

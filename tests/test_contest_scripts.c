@@ -102,7 +102,7 @@ static long long post_one(const char *job, const char *kind, const char *body,
       tally_call_post(call, id, 1, kind, body, strlen(body), record, x), 0);
   redisReply *r = run(call);
   free(call);
-  cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+  cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2);
   long long code = r->element[0]->integer;
   freeReplyObject(r);
   return code;
@@ -689,7 +689,7 @@ static long long post_at(const sm_t *s, const char *id, const char *full) {
       tally_call_post(call, id, 1, "result", body, strlen(body), rec, &x), 0);
   redisReply *r = run(call);
   free(call);
-  cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+  cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2);
   long long code = r->element[0]->integer;
   freeReplyObject(r);
   return code;

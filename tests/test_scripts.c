@@ -58,7 +58,7 @@ static long long post(const char *consumer, const char *id, unsigned deliveries,
                0);
   redisReply *r = run(&call);
   cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
-  cr_assert_eq(r->elements, 1);
+  cr_assert_eq(r->elements, 2, "a code, then a place cache");
   long long v = r->element[0]->integer;
   freeReplyObject(r);
   return v;
@@ -181,7 +181,7 @@ Test(scripts, post_carries_many_entries_and_answers_each) {
   tally_call_post(&call, ids[1], 5, "result", "{\"n\":1}", 7, NULL, NULL);
   tally_call_post(&call, ids[2], 1, "dead", "bad", 3, NULL, NULL);
   redisReply *r = run(&call);
-  cr_assert_eq(r->elements, 3);
+  cr_assert_eq(r->elements, 6, "three codes, then three place caches");
   cr_expect_eq(r->element[0]->integer, TALLY_POST_DONE);
   cr_expect_eq(r->element[1]->integer, TALLY_POST_REDELIVERED);
   cr_expect_eq(r->element[2]->integer, TALLY_POST_DONE);

@@ -4,6 +4,7 @@
  * bit for bit; and the library writes numbers as tally_json_num does. */
 #include "config/jsonw.h"
 #include "contest/frozen.h"
+#include "contest/placecalc.h"
 #include "contest/scoremode.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
@@ -350,13 +351,15 @@ typedef struct {
   unsigned steps;
 } fp_user_t;
 
-static unsigned fp_posts, fp_new_scored;
+static unsigned fp_posts, fp_new_scored, fp_pre_sent, fp_pre_taken;
 
 /* Delivers job to consumer "a" and posts one item for it through the
- * real post script; returns the item's code. */
-static long long fp_post(const char *post_sha, const char *job,
-                         const char *kind, const char *body, const char *record,
-                         const tally_post_extra_t *x) {
+ * real post script, with pre (NULL: none) as tallyd computed it; returns
+ * the item's code. A pre the script took is counted. */
+static long long fp_post_pre(const char *post_sha, const char *job,
+                             const char *kind, const char *body,
+                             const char *record, const tally_post_extra_t *x,
+                             const tally_post_pre_t *pre) {
   redisReply *r = redisCommand(c, "XADD tally:jobs * job %s", job);
   cr_assert(r && r->type == REDIS_REPLY_STRING);
   char id[64];
@@ -367,16 +370,27 @@ static long long fp_post(const char *post_sha, const char *job,
   tally_call_t *call = malloc(sizeof(*call));
   cr_assert(call != NULL);
   tally_call_begin(call, TALLY_SCRIPT_POST, post_sha, "tally", "a");
-  cr_assert_eq(
-      tally_call_post(call, id, 1, kind, body, strlen(body), record, x), 0);
+  cr_assert_eq(tally_call_post_pre(call, id, 1, kind, body, strlen(body),
+                                   record, x, pre),
+               0);
   r = redisCommandArgv(c, call->argc, call->argv, call->argvlen);
   free(call);
-  cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1, "%s",
+  cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "%s",
             r && r->type == REDIS_REPLY_ERROR ? r->str : "no reply");
   long long code = r->element[0]->integer;
+  const redisReply *cache = r->element[1];
+  if (pre != NULL && cache->len == pre->cache_len &&
+      memcmp(cache->str, pre->cache, cache->len) == 0)
+    fp_pre_taken++;
   freeReplyObject(r);
   fp_posts++;
   return code;
+}
+
+static long long fp_post(const char *post_sha, const char *job,
+                         const char *kind, const char *body, const char *record,
+                         const tally_post_extra_t *x) {
+  return fp_post_pre(post_sha, job, kind, body, record, x, NULL);
 }
 
 /* A timestamp for step s: mostly about s, so that most new submissions
@@ -457,7 +471,28 @@ static void fp_post_result(const char *post_sha, fp_user_t *u, unsigned k,
   if (u->task_of[k] < 0 && !unscored)
     fp_new_scored++;
   tally_post_extra_t x = {b.data, b.len, "", 0, "", 0};
-  fp_post(post_sha, job, "result", "{\"score\":1}", rec, &x);
+  /* Most results carry their task score as tallyd computes it
+   * (contest/placecalc.c) from the place cache found now; some of those
+   * from a cache one byte off, which the script must not take. Either
+   * way fp_check then compares the place with a full recompute. */
+  tally_place_calc_t pc;
+  tally_place_calc_init(&pc);
+  tally_post_pre_t pre = {0}, *pp = NULL;
+  redisReply *old = redisCommand(c, "GET tally:{c}:ptagg:u%u:t%d", u->user, t);
+  cr_assert(old != NULL);
+  if (old->type == REDIS_REPLY_STRING && below(4) != 0 &&
+      tally_place_add(old->str, old->len, S, b.data, b.len, &pc) == 0) {
+    if (below(8) == 0)
+      old->str[old->len - 1] ^= 1;
+    pre =
+        (tally_post_pre_t){old->str, pc.cache.data, pc.score.data, pc.meta.data,
+                           old->len, pc.cache.len,  pc.score.len,  pc.meta.len};
+    pp = &pre;
+    fp_pre_sent++;
+  }
+  fp_post_pre(post_sha, job, "result", "{\"score\":1}", rec, &x, pp);
+  freeReplyObject(old);
+  tally_place_calc_close(&pc);
   tally_buf_close(&b);
   tally_submission_close(&s);
   u->task_of[k] = t;
@@ -581,7 +616,7 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   freeReplyObject(r);
   load_recompute(recompute_sha);
   freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
-  fp_posts = fp_new_scored = 0;
+  fp_posts = fp_new_scored = fp_pre_sent = fp_pre_taken = 0;
   unsigned places_with_submissions = 0;
   for (unsigned i = 0; i < USERS; i++) {
     fp_user_t u = {.user = i};
@@ -634,4 +669,10 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
                "the fast path took %lld of %u new scored submissions", fast,
                fp_new_scored);
   cr_expect_lt(fast, fp_new_scored, "and some of them took a recompute");
+  /* Most precomputed task scores were taken; those from a cache one byte
+   * off never were. */
+  cr_log_info("%u precomputed, %u taken", fp_pre_sent, fp_pre_taken);
+  cr_expect_gt(fp_pre_taken, fp_pre_sent / 2, "%u of %u taken", fp_pre_taken,
+               fp_pre_sent);
+  cr_expect_lt(fp_pre_taken, fp_pre_sent, "a wrong cache's never");
 }

@@ -167,7 +167,11 @@ local SCORED = '^"timestamp":([^,]*),"official":(%a+),' ..
   '"max_public_score":[^,]*,"compiled":(%a+),()'
 local UNSCORED = '^"timestamp":([^,]*),"official":(%a+),' ..
   '"tokened":%a+,"scored":false}$'
-local SUBTASKS = '^"subtasks":(.-),"public_subtasks":(.-)}$'
+-- Each side is null or an array, which ends at its first ']' (members
+-- after public_subtasks, as judgement and language, are not read into
+-- it).
+local SUBTASKS = '^"subtasks":([^%]]-[%]l]),"public_subtasks":' ..
+  '([^%]]-[%]l])[,}]'
 
 -- A number list from a JSON array of numbers (null counts 0), or nil
 -- when the text is not a non-empty array.
@@ -486,6 +490,9 @@ local function score_json(ts)
     ',"submissions":' .. ts.submissions .. '}'
 end
 
+-- The place caches this call wrote, by key (false: deleted).
+local caches_written = {}
+
 -- Stores task score ts of d, and the place cache (nil: none).
 local function store(d, ck, ts, cache)
   redis.call('HSET', d.tk, d.t, score_json(ts))
@@ -494,6 +501,26 @@ local function store(d, ck, ts, cache)
   else
     redis.call('DEL', ck)
   end
+  caches_written[ck] = cache or false
+end
+
+-- The fast path computed by tallyd (contest/placecalc.c) for d's new
+-- field v: {expect, cache, score, meta}. Taken when the place cache c
+-- is expect byte for byte, v's tokened flag is the one it assumed and
+-- the place has the field count it says; it is then what add_score
+-- would compute from c, written as given. Returns the task score, or
+-- nil when it does not apply.
+local function add_precomputed(d, ck, c, v, pre)
+  if c ~= pre.expect or string.byte(v, 1) ~= string.byte(pre.meta, 1) then
+    return nil
+  end
+  local part, n, ps = string.match(pre.meta, '^.(.)(%d+):(.+)$')
+  ps = tonumber(ps)
+  if not ps or redis.call('HLEN', d.pk) ~= tonumber(n) then return nil end
+  redis.call('HSET', d.tk, d.t, pre.score)
+  redis.call('SET', ck, pre.cache)
+  caches_written[ck] = pre.cache
+  return {public_score = ps, partial = part == '1'}
 end
 
 -- The fast path of a task score: d's pt hash got one new field, S = v
@@ -506,6 +533,10 @@ end
 local function add_score(d, ck, S, v)
   local c = redis.call('GET', ck)
   if not c then return nil end
+  if d.pre then
+    local ts = add_precomputed(d, ck, c, v, d.pre)
+    if ts then return ts end
+  end
   local st = load_cache(c)
   local e = st and entry(S, v)
   if not e or not e.ok or not fin(e.ts) or not fin(e.sc) or
@@ -554,6 +585,7 @@ local function task_score(d)
   if #flat == 0 then
     redis.call('HDEL', d.tk, d.t)
     redis.call('DEL', ck)
+    caches_written[ck] = false
     return nil
   end
   local ts, st = compute(flat)
@@ -753,15 +785,15 @@ local dirty, dirty_list = {}, {}
 
 -- Marks place d (nil: none) to be recomputed. S and v, when given, say
 -- that the one change to d's pt hash is its new field S = v, which the
--- fast path may merge into the place cache; a place touched twice is
--- recomputed.
-local function touch(d, S, v)
+-- fast path may merge into the place cache (pre: as tallyd computed it,
+-- add_precomputed); a place touched twice is recomputed.
+local function touch(d, S, v, pre)
   if not d then return end
   if dirty[d.pk] then
     dirty[d.pk].add = nil
     return
   end
-  d.add, d.addv = S, v
+  d.add, d.addv, d.pre = S, v, pre
   dirty[d.pk] = d
   dirty_list[#dirty_list + 1] = d
 end
@@ -816,8 +848,11 @@ end
 
 -- Writes summary text (s decoded) to the submission hash rec, with the
 -- fields of extra (a flat list), and counts one more revision. An
--- unscored summary is stored with err.
-local function write_summary(rec, text, s, tok, err, extra)
+-- unscored summary is stored with err. When known is given, the
+-- record was read in this call: known.rev its rev (nil: none) and
+-- known.err whether it has an error field, so that the revision is
+-- written with the rest and no error is deleted that is not there.
+local function write_summary(rec, text, s, tok, err, extra, known)
   local a = {'HSET', rec, 'summary', text, 'tokened',
              tok and '1' or '0'}
   local del
@@ -827,7 +862,7 @@ local function write_summary(rec, text, s, tok, err, extra)
                         'version', idtext(s.version) or ''}) do
       a[#a + 1] = x
     end
-    del = {'HDEL', rec, 'error'}
+    if not known or known.err then del = {'HDEL', rec, 'error'} end
   else
     for _, x in ipairs({'scored', '0', 'error', err}) do
       a[#a + 1] = x
@@ -835,9 +870,16 @@ local function write_summary(rec, text, s, tok, err, extra)
     del = {'HDEL', rec, 'score', 'public_score', 'version'}
   end
   for _, x in ipairs(extra) do a[#a + 1] = x end
+  local rev = known and tonumber(known.rev or '0')
+  if rev and rev == math.floor(rev) and rev >= 0 and rev < 2^53 then
+    a[#a + 1] = 'rev'
+    a[#a + 1] = string.format('%d', rev + 1)
+  else
+    rev = nil
+  end
   redis.call(unpack(a))
-  redis.call(unpack(del))
-  redis.call('HINCRBY', rec, 'rev', 1)
+  if del then redis.call(unpack(del)) end
+  if not rev then redis.call('HINCRBY', rec, 'rev', 1) end
 end
 
 -- Marks S stale unless v is task t's current version (which it becomes

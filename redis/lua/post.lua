@@ -1,8 +1,12 @@
 -- The post script (prefixed with owned.lua, job_of.lua and contest.lua).
 -- KEYS = jobs, results, dead; ARGV[1] = group, ARGV[2] = consumer,
 -- ARGV[3] = prefix, ARGV[4] = n, then n x (id, deliveries, kind, body,
--- record, summary, public view, full view), where a full view of "-" is
--- one withheld (TALLY_POST_NEED_FULL). A result's body is not here: it
+-- record, summary, public view, full view, and a result's task score as
+-- tallyd computed it: expected cache, cache, score, meta, all "" for
+-- none; see add_precomputed), where a full view of "-" is one withheld
+-- (TALLY_POST_NEED_FULL). Returns the n codes, then n place caches: each
+-- result's as its item left it ("" for none), for tallyd to compute
+-- from next time. A result's body is not here: it
 -- is the key the caller wrote the result to, in the same MULTI, so that
 -- Lua never copies it; so may a view be (is_key). The job is deleted once acknowledged,
 -- so the jobs stream never needs a MAXLEN trim (which on Redis 7.0
@@ -20,10 +24,16 @@ end
 -- Adds a result, stores its summary and updates the contest state.
 -- Returns the item's code; 3, having written nothing, when the
 -- submission is tokened and the full view was withheld ('-').
--- The fields of submission hash rec that a post reads.
+-- The fields of submission hash rec that a post reads: summary,
+-- tokened, token_participant, token_entry, error and rev.
 local function read_record(rec)
   return redis.call('HMGET', rec, 'summary', 'tokened',
-                    'token_participant', 'token_entry')
+                    'token_participant', 'token_entry', 'error', 'rev')
+end
+
+-- What write_summary may know of record h (read_record).
+local function known(h)
+  return {err = h[5] ~= nil, rev = h[6]}
 end
 
 -- Whether record h (read_record) holds a token that may be applied
@@ -61,7 +71,7 @@ local function add_result(S, id, key)
   return redis.call('XADD', KEYS[2], '*', 'entry', id, 'body', key)
 end
 
-local function post_result(rec, job, id, body, text, pubv, fullv)
+local function post_result(rec, job, id, body, text, pubv, fullv, pre)
   local S = string.sub(rec, #P + 13)
   local h = read_record(rec)
   local s = decode(text)
@@ -91,10 +101,10 @@ local function post_result(rec, job, id, body, text, pubv, fullv)
   end
   local tok = tokd or s.tokened == true
   write_summary(rec, text, s, tok, 'not scored',
-                {'job', job, 'entry', id, 'result_entry', rid})
+                {'job', job, 'entry', id, 'result_entry', rid}, known(h))
   local value = (tok and '1' or '0') .. text
   if place(S, old, new, value) == 1 and not old then
-    touch(new, S, value)
+    touch(new, S, value, pre)
   else
     touch(old)
     touch(new)
@@ -111,7 +121,7 @@ local function post_result(rec, job, id, body, text, pubv, fullv)
   if view == '' then view = brief(s, tok) end
   publish('score', new, S, tok, view, ts)
   announce()
-  return code
+  return code, caches_written[new.ck]
 end
 
 -- Stores a dead-lettered scoring job as unscored, from the summary
@@ -128,7 +138,8 @@ local function post_dead(job, id, err, text)
   local tokd, bad = token_ok(h, S, new and new.u)
   settle_token(rec, h, S, bad)
   local tok = tokd or s.tokened == true
-  write_summary(rec, text, s, tok, err, {'job', job, 'entry', id})
+  write_summary(rec, text, s, tok, err, {'job', job, 'entry', id},
+                known(h))
   redis.call('HDEL', rec, 'result_entry')
   redis.call('SREM', P .. ':stale', S)
   place(S, old, new, (tok and '1' or '0') .. text)
@@ -194,7 +205,7 @@ local function post_token(rec, _, id, body, text, fullv)
     s, fullv = nil, ''
   end
   if s then
-    write_summary(rec, text, s, true, 'not scored', {})
+    write_summary(rec, text, s, true, 'not scored', {}, known(hh))
     st, h = s, text
   else
     redis.call('HSET', rec, 'tokened', '1')
@@ -224,19 +235,26 @@ local function post_token(rec, _, id, body, text, fullv)
 end
 
 P = ARGV[3]
-local out = {}
-for i = 0, tonumber(ARGV[4]) - 1 do
-  local b = 5 + i * 8
+local out, caches = {}, {}
+local n = tonumber(ARGV[4])
+for i = 0, n - 1 do
+  local b = 5 + i * 12
   local id, dl, kind, body, rec =
     ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   local code = owned(id, dl)
+  local cache
   if code == 1 then
     local e = redis.call('XRANGE', KEYS[1], id, id)
     local job = ''
     if #e > 0 then job = job_of(e[1][2]) end
     if kind == 'result' and rec ~= '' then
-      code = post_result(rec, job, id, body, ARGV[b + 5], ARGV[b + 6],
-                         ARGV[b + 7])
+      local pre
+      if ARGV[b + 8] ~= '' then
+        pre = {expect = ARGV[b + 8], cache = ARGV[b + 9],
+               score = ARGV[b + 10], meta = ARGV[b + 11]}
+      end
+      code, cache = post_result(rec, job, id, body, ARGV[b + 5],
+                                ARGV[b + 6], ARGV[b + 7], pre)
     elseif kind == 'result' then
       add_result(nil, id, body)
     elseif kind == 'token' then
@@ -261,5 +279,7 @@ for i = 0, tonumber(ARGV[4]) - 1 do
     drop_key(ARGV[b + 7])
   end
   out[#out + 1] = code
+  caches[i + 1] = cache or ''
 end
+for i = 1, n do out[n + i] = caches[i] end
 return out

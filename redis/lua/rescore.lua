@@ -9,7 +9,7 @@ local function scores(sc, ps)
 end
 
 -- Rescores one submission whose hash h was read as (job, rev,
--- summary, score, public_score, scored, tokened). Events wait in evs
+-- summary, score, public_score, scored, tokened, error). Events wait in evs
 -- for the task scores. Returns 1 when a score changed, else 0.
 local function rescore_one(rec, S, h, text, err, evs)
   local tok = h[7] == '1'
@@ -17,7 +17,8 @@ local function rescore_one(rec, S, h, text, err, evs)
   if err == '' then err = 'not scored' end
   local new = ident(s)
   if s then
-    write_summary(rec, text, s, tok, err, {})
+    write_summary(rec, text, s, tok, err, {},
+                  {err = h[8] ~= nil, rev = h[2]})
   else
     redis.call('HSET', rec, 'scored', '0', 'error', err)
     redis.call('HDEL', rec, 'summary', 'score', 'public_score',
@@ -63,7 +64,7 @@ for i = 0, tonumber(ARGV[2]) - 1 do
   local S, rev = ARGV[b], ARGV[b + 1]
   local rec = P .. ':submission:' .. S
   local h = redis.call('HMGET', rec, 'job', 'rev', 'summary', 'score',
-                       'public_score', 'scored', 'tokened')
+                       'public_score', 'scored', 'tokened', 'error')
   if not h[1] then
     out[#out + 1] = -3
   elseif (h[2] or '0') ~= (rev ~= '' and rev or '0') then

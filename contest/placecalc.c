@@ -1,0 +1,464 @@
+/* The post script's fast path for a place's task score, in C
+ * (placecalc.h). Every step follows redis/lua/contest.lua: entry,
+ * merge, finish, round, cache_text and load_cache, in the same order of
+ * double operations, so that the script may write what this computes. */
+#include "contest/placecalc.h"
+
+#include "scoretypes/scoretype.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The aggregates of one side: under max {best}; under max_tokened_last
+ * {best tokened, last's score}; under max_subtask {whole, n, best of
+ * subtask 1..n}. */
+typedef struct {
+  double *v;
+  size_t n;
+} agg_t;
+
+/* contest.lua's st of a place cache. */
+typedef struct {
+  int32_t n, subs, unsc;
+  double prec, par_ts, last_ts;
+  char mode[32], rnd[32];
+  const char *par_id, *last_id; /* into the cache or the entry */
+  size_t par_len, last_len;
+  agg_t aggs[2];
+} place_t;
+
+enum { MODE_MAX, MODE_TOKENED_LAST, MODE_SUBTASK };
+
+static int mode_of(const char *m) {
+  if (strcmp(m, "max") == 0)
+    return MODE_MAX;
+  if (strcmp(m, "max_tokened_last") == 0)
+    return MODE_TOKENED_LAST;
+  if (strcmp(m, "max_subtask") == 0)
+    return MODE_SUBTASK;
+  return -1;
+}
+
+static bool fin(double x) {
+  return isfinite(x);
+}
+
+/* An id as contest.lua's idtext writes it, or NULL. */
+static char *idtext(const cJSON *v) {
+  if (cJSON_IsString(v))
+    return strdup(v->valuestring);
+  if (!cJSON_IsNumber(v))
+    return NULL;
+  tally_buf_t b;
+  tally_buf_init(&b);
+  tally_json_num(&b, v->valuedouble);
+  tally_buf_putc(&b, '\0');
+  if (b.oom) {
+    tally_buf_close(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
+int tally_place_id(const char *summary, size_t len, tally_place_id_t *out) {
+  memset(out, 0, sizeof(*out));
+  cJSON *s = cJSON_ParseWithLength(summary, len);
+  if (!cJSON_IsObject(s)) {
+    cJSON_Delete(s);
+    return -1;
+  }
+  out->participant = idtext(cJSON_GetObjectItemCaseSensitive(s, "participant"));
+  out->task = idtext(cJSON_GetObjectItemCaseSensitive(s, "task"));
+  out->contest = idtext(cJSON_GetObjectItemCaseSensitive(s, "contest"));
+  if (out->contest == NULL)
+    out->contest = strdup("default");
+  cJSON_Delete(s);
+  if (out->participant == NULL || out->task == NULL || out->contest == NULL) {
+    tally_place_id_free(out);
+    return -1;
+  }
+  return 0;
+}
+
+void tally_place_id_free(tally_place_id_t *id) {
+  free(id->contest);
+  free(id->participant);
+  free(id->task);
+  memset(id, 0, sizeof(*id));
+}
+
+void tally_place_calc_init(tally_place_calc_t *c) {
+  tally_buf_init(&c->cache);
+  tally_buf_init(&c->score);
+  tally_buf_init(&c->meta);
+}
+
+void tally_place_calc_close(tally_place_calc_t *c) {
+  tally_buf_close(&c->cache);
+  tally_buf_close(&c->score);
+  tally_buf_close(&c->meta);
+}
+
+/* Little-endian reads and writes, as Redis's struct library packs. */
+static int32_t get_i32(const unsigned char *p) {
+  uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+               (uint32_t)p[3] << 24;
+  int32_t v;
+  memcpy(&v, &u, 4);
+  return v;
+}
+
+static double get_f64(const unsigned char *p) {
+  uint64_t u = 0;
+  for (int i = 7; i >= 0; i--)
+    u = u << 8 | p[i];
+  double v;
+  memcpy(&v, &u, 8);
+  return v;
+}
+
+static void put_i32(tally_buf_t *b, int32_t v) {
+  uint32_t u;
+  memcpy(&u, &v, 4);
+  char p[4] = {(char)(u & 0xff), (char)(u >> 8 & 0xff), (char)(u >> 16 & 0xff),
+               (char)(u >> 24 & 0xff)};
+  tally_buf_put(b, p, 4);
+}
+
+static void put_f64(tally_buf_t *b, double v) {
+  uint64_t u;
+  memcpy(&u, &v, 8);
+  char p[8];
+  for (int i = 0; i < 8; i++)
+    p[i] = (char)(u >> (8 * i) & 0xff);
+  tally_buf_put(b, p, 8);
+}
+
+/* The string at *i of cache c (an int32 length and its bytes). */
+static bool get_str(const unsigned char *c, size_t len, size_t *i,
+                    const char **s, size_t *n) {
+  if (*i + 4 > len)
+    return false;
+  int32_t k = get_i32(c + *i);
+  if (k < 0 || *i + 4 + (size_t)k > len)
+    return false;
+  *s = (const char *)c + *i + 4;
+  *n = (size_t)k;
+  *i += 4 + (size_t)k;
+  return true;
+}
+
+static bool copy_name(char *dst, size_t cap, const char *s, size_t n) {
+  if (n >= cap || memchr(s, '\0', n) != NULL)
+    return false;
+  memcpy(dst, s, n);
+  dst[n] = '\0';
+  return true;
+}
+
+static void place_free(place_t *p) {
+  free(p->aggs[0].v);
+  free(p->aggs[1].v);
+}
+
+/* load_cache: the place of cache c, or false when c is not one. */
+static bool load_cache(const char *cache, size_t len, place_t *p) {
+  const unsigned char *c = (const unsigned char *)cache;
+  memset(p, 0, sizeof(*p));
+  if (len < 37 || c[0] != '2')
+    return false;
+  p->n = get_i32(c + 1);
+  p->subs = get_i32(c + 5);
+  p->unsc = get_i32(c + 9);
+  p->prec = get_f64(c + 13);
+  p->par_ts = get_f64(c + 21);
+  p->last_ts = get_f64(c + 29);
+  size_t i = 37, n;
+  const char *s;
+  if (!get_str(c, len, &i, &s, &n) ||
+      !copy_name(p->mode, sizeof(p->mode), s, n))
+    return false;
+  int mode = mode_of(p->mode);
+  if (mode < 0 || !get_str(c, len, &i, &s, &n) ||
+      !copy_name(p->rnd, sizeof(p->rnd), s, n) ||
+      !get_str(c, len, &i, &p->par_id, &p->par_len) ||
+      !get_str(c, len, &i, &p->last_id, &p->last_len))
+    return false;
+  for (int side = 0; side < 2; side++) {
+    if (i + 4 > len)
+      goto bad;
+    int32_t k = get_i32(c + i);
+    i += 4;
+    int32_t want = mode == MODE_MAX ? 1 : mode == MODE_TOKENED_LAST ? 2 : -1;
+    if (k < 1 || (want > 0 && k != want) || i + 8 * (size_t)k > len)
+      goto bad;
+    agg_t *a = &p->aggs[side];
+    a->v = malloc(sizeof(double) * ((size_t)k + 1));
+    if (a->v == NULL)
+      goto bad;
+    a->n = (size_t)k;
+    for (int32_t m = 0; m < k; m++)
+      a->v[m] = get_f64(c + i + 8 * (size_t)m);
+    if (mode == MODE_SUBTASK && (k < 2 || a->v[1] != (double)(k - 2)))
+      goto bad;
+    i += 8 * (size_t)k;
+  }
+  if (i != len)
+    goto bad;
+  return true;
+bad:
+  place_free(p);
+  return false;
+}
+
+/* a < b in byte order, a shorter prefix first (contest.lua's bless). */
+static bool bless(const char *a, size_t an, const char *b, size_t bn) {
+  int c = memcmp(a, b, an < bn ? an : bn);
+  return c < 0 || (c == 0 && an < bn);
+}
+
+/* Whether (ts, id) comes after (bts, bid). */
+static bool later(double ts, const char *id, size_t idn, double bts,
+                  const char *bid, size_t bidn) {
+  return ts > bts || (ts == bts && bless(bid, bidn, id, idn));
+}
+
+/* contest.lua's entry of a scored summary. */
+typedef struct {
+  const char *id;
+  size_t idn;
+  double ts, sc, ps, prec;
+  bool off, tok, cmp;
+  const char *mode, *rnd;
+  const cJSON *subs[2]; /* full and public subtask scores */
+} entry_t;
+
+/* numbers(): the scores of a non-empty JSON array (others count 0), or
+ * false when a is not one. */
+static bool numbers(const cJSON *a, double **out, size_t *n) {
+  int k = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+  if (k <= 0)
+    return false;
+  *out = malloc(sizeof(double) * (size_t)k);
+  if (*out == NULL)
+    return false;
+  size_t m = 0;
+  for (const cJSON *x = a->child; x != NULL; x = x->next)
+    (*out)[m++] = cJSON_IsNumber(x) ? x->valuedouble : 0.0;
+  *n = m;
+  return true;
+}
+
+/* merge: e into side pub's aggregate a under mode. */
+static bool merge(int mode, agg_t *a, const entry_t *e, bool pub,
+                  bool is_last) {
+  double v = pub ? e->ps : e->sc;
+  if (mode == MODE_MAX) {
+    if (v > a->v[0])
+      a->v[0] = v;
+    return true;
+  }
+  if (mode == MODE_TOKENED_LAST) {
+    if (e->tok && v > a->v[0])
+      a->v[0] = v;
+    if (is_last)
+      a->v[1] = v;
+    return true;
+  }
+  if (!e->cmp)
+    return true;
+  double *arr = NULL;
+  size_t k = 0;
+  if (!numbers(e->subs[pub ? 1 : 0], &arr, &k)) {
+    if (v > a->v[0])
+      a->v[0] = v;
+    return true;
+  }
+  size_t n = (size_t)a->v[1];
+  if (2 + k > a->n) {
+    double *w = realloc(a->v, sizeof(double) * (2 + k));
+    if (w == NULL) {
+      free(arr);
+      return false;
+    }
+    a->v = w;
+  }
+  for (size_t m = 0; m < k; m++) {
+    double x = arr[m];
+    if (!fin(x)) {
+      free(arr);
+      return false;
+    }
+    double best = m < n ? a->v[2 + m] : 0.0;
+    if (x > best)
+      best = x;
+    a->v[2 + m] = best;
+  }
+  free(arr);
+  if (k > n) {
+    a->v[1] = (double)k;
+    a->n = 2 + k;
+  }
+  return true;
+}
+
+static double finish(int mode, const agg_t *a) {
+  if (mode == MODE_MAX)
+    return a->v[0];
+  if (mode == MODE_TOKENED_LAST)
+    return a->v[0] > a->v[1] ? a->v[0] : a->v[1];
+  double total = 0.0;
+  for (size_t k = 0; k < (size_t)a->v[1]; k++)
+    total = total + a->v[2 + k];
+  return total + a->v[0];
+}
+
+/* contest.lua's round: tally_round with floor(n), none outside 0..10. */
+static double round_to(double x, double n) {
+  n = floor(n);
+  if (!(n >= 0 && n <= 10))
+    return x;
+  return tally_round(x, (int)n);
+}
+
+static bool word(const char *s) {
+  if (*s == '\0')
+    return false;
+  for (; *s; s++)
+    if (!(*s == '_' || (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') ||
+          (*s >= 'A' && *s <= 'Z')))
+      return false;
+  return true;
+}
+
+/* cache_text of p into b; false when it cannot be kept. */
+static bool cache_text(const place_t *p, tally_buf_t *b) {
+  if (mode_of(p->mode) < 0 || !word(p->rnd) || !fin(p->prec) ||
+      !fin(p->par_ts) || !fin(p->last_ts))
+    return false;
+  tally_buf_putc(b, '2');
+  put_i32(b, p->n);
+  put_i32(b, p->subs);
+  put_i32(b, p->unsc);
+  put_f64(b, p->prec);
+  put_f64(b, p->par_ts);
+  put_f64(b, p->last_ts);
+  const char *strs[] = {p->mode, p->rnd, p->par_id, p->last_id};
+  size_t lens[] = {strlen(p->mode), strlen(p->rnd), p->par_len, p->last_len};
+  for (int i = 0; i < 4; i++) {
+    put_i32(b, (int32_t)lens[i]);
+    tally_buf_put(b, strs[i], lens[i]);
+  }
+  for (int side = 0; side < 2; side++) {
+    const agg_t *a = &p->aggs[side];
+    for (size_t k = 0; k < a->n; k++)
+      if (!fin(a->v[k]))
+        return false;
+    put_i32(b, (int32_t)a->n);
+    for (size_t k = 0; k < a->n; k++)
+      put_f64(b, a->v[k]);
+  }
+  return !b->oom;
+}
+
+static double num_or(const cJSON *v, double d) {
+  return cJSON_IsNumber(v) ? v->valuedouble : d;
+}
+
+/* The entry of a scored summary s, or false when s is not one the fast
+ * path takes. */
+static bool read_entry(const cJSON *s, const char *S, bool tok, entry_t *e) {
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(s, "score");
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(s, "public_score");
+  const cJSON *mode = cJSON_GetObjectItemCaseSensitive(s, "score_mode");
+  const cJSON *rnd = cJSON_GetObjectItemCaseSensitive(s, "score_rounding");
+  const cJSON *prec = cJSON_GetObjectItemCaseSensitive(s, "score_precision");
+  if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s, "scored")) ||
+      !cJSON_IsNumber(sc) || !cJSON_IsNumber(ps) || !cJSON_IsString(mode) ||
+      !cJSON_IsString(rnd) || (prec != NULL && !cJSON_IsNumber(prec)))
+    return false;
+  e->id = S;
+  e->idn = strlen(S);
+  e->ts = num_or(cJSON_GetObjectItemCaseSensitive(s, "timestamp"), 0.0);
+  e->off = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s, "official"));
+  e->cmp = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s, "compiled"));
+  e->tok = tok;
+  e->sc = sc->valuedouble;
+  e->ps = ps->valuedouble;
+  e->prec = num_or(prec, 0.0);
+  e->mode = mode->valuestring;
+  e->rnd = rnd->valuestring;
+  e->subs[0] = cJSON_GetObjectItemCaseSensitive(s, "subtasks");
+  e->subs[1] = cJSON_GetObjectItemCaseSensitive(s, "public_subtasks");
+  return fin(e->ts) && fin(e->sc) && fin(e->ps);
+}
+
+int tally_place_add(const char *old, size_t old_len, const char *S,
+                    const char *summary, size_t summary_len,
+                    tally_place_calc_t *c) {
+  place_t p;
+  if (!load_cache(old, old_len, &p))
+    return -1;
+  int rc = -1;
+  cJSON *s = cJSON_ParseWithLength(summary, summary_len);
+  entry_t e;
+  bool tok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "tokened"));
+  if (!cJSON_IsObject(s) || !read_entry(s, S, tok, &e))
+    goto out;
+  int mode = mode_of(p.mode);
+  if (later(e.ts, e.id, e.idn, p.par_ts, p.par_id, p.par_len)) {
+    if (strcmp(e.mode, p.mode) != 0 || e.prec != p.prec ||
+        strcmp(e.rnd, p.rnd) != 0)
+      goto out;
+    p.par_ts = e.ts;
+    p.par_id = e.id;
+    p.par_len = e.idn;
+  }
+  if (e.off) {
+    bool is_last = later(e.ts, e.id, e.idn, p.last_ts, p.last_id, p.last_len);
+    for (int side = 0; side < 2; side++)
+      if (!merge(mode, &p.aggs[side], &e, side == 1, is_last))
+        goto out;
+    if (is_last) {
+      p.last_ts = e.ts;
+      p.last_id = e.id;
+      p.last_len = e.idn;
+    }
+    p.subs++;
+  }
+  p.n++;
+  double score[2];
+  for (int side = 0; side < 2; side++) {
+    double x = finish(mode, &p.aggs[side]);
+    if (strcmp(p.rnd, "none") != 0)
+      x = round_to(x, p.prec);
+    score[side] = x;
+  }
+  tally_buf_reset(&c->cache);
+  tally_buf_reset(&c->score);
+  tally_buf_reset(&c->meta);
+  if (!cache_text(&p, &c->cache))
+    goto out;
+  tally_buf_t *b = &c->score;
+  tally_buf_puts(b, "{\"score\":");
+  tally_json_num(b, score[0]);
+  tally_buf_puts(b, ",\"public_score\":");
+  tally_json_num(b, score[1]);
+  tally_buf_puts(b, p.unsc > 0 ? ",\"partial\":true" : ",\"partial\":false");
+  char n[48];
+  snprintf(n, sizeof(n), ",\"submissions\":%d}", (int)p.subs);
+  tally_buf_puts(b, n);
+  snprintf(n, sizeof(n), "%c%c%d:", tok ? '1' : '0', p.unsc > 0 ? '1' : '0',
+           (int)p.n);
+  tally_buf_puts(&c->meta, n);
+  tally_json_num(&c->meta, score[1]);
+  rc = c->cache.oom || c->score.oom || c->meta.oom ? -1 : 0;
+out:
+  cJSON_Delete(s);
+  place_free(&p);
+  return rc;
+}

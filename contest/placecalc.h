@@ -1,0 +1,54 @@
+/* A place's task score computed in C for the post script to check and
+ * write (docs/contest.md, "Task scores computed by tallyd"): the post script's
+ * fast path (contest.lua's add_score) done before the call. Given the place
+ * cache a post will find (as tallyd last saw it written) and the new
+ * submission's summary, it makes the cache the script would write, the task
+ * score's JSON and what the contestant event needs. The script uses them only
+ * when the cache it reads is byte for byte the one they were made from, and the
+ * place has the field count they assume; otherwise it computes as before.
+ * So a wrong guess costs time, never a wrong score. */
+#ifndef TALLY_CONTEST_PLACECALC_H
+#define TALLY_CONTEST_PLACECALC_H
+
+#include "config/jsonw.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The place of a summary: its contest ("default" when it names none),
+ * participant and task, each as contest.lua's idtext gives it. */
+typedef struct tally_place_id_s {
+  char *contest, *participant, *task;
+} tally_place_id_t;
+
+/* The place of summary text (a JSON object) into *out (freed with
+ * tally_place_id_free). Returns 0, or -1 when the summary names no
+ * participant or task (or memory is short). */
+int tally_place_id(const char *summary, size_t len, tally_place_id_t *out);
+void tally_place_id_free(tally_place_id_t *id);
+
+/* What a post computed for one new field of a place. */
+typedef struct tally_place_calc_s {
+  tally_buf_t cache; /* the new place cache */
+  tally_buf_t score; /* the task score's JSON, as <p>:taskscores holds */
+  tally_buf_t meta;  /* tokened, partial, field count, public score */
+} tally_place_calc_t;
+
+void tally_place_calc_init(tally_place_calc_t *c);
+void tally_place_calc_close(tally_place_calc_t *c);
+
+/* Adds submission S's field to the place whose cache is old (old_len
+ * bytes), as the post script's fast path does, with the summary text and
+ * its "tokened" member as the field's tokened flag (the script checks
+ * that flag against the one it stores).
+ * Returns 0 with *c filled, or -1 when the fast path does not apply (the
+ * cache is not one, the summary is not scored or not finite, its mode,
+ * precision or rounding differ from the newest's, or the new cache could
+ * not be kept): the script then computes the place itself. meta is the
+ * field's tokened flag and partial ('0' or '1' each), the new field count,
+ * ':' and the new public task score. */
+int tally_place_add(const char *old, size_t old_len, const char *S,
+                    const char *summary, size_t summary_len,
+                    tally_place_calc_t *c);
+
+#endif

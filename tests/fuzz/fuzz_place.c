@@ -1,0 +1,43 @@
+/* The place cache's decoder and the task score computed from it
+ * (contest/placecalc.c). Input: a byte n, then n bytes of cache, then a
+ * summary. Whatever the bytes: no crash, and when a task score is
+ * computed, its score is a JSON object, its meta reads as the script
+ * reads it, and a second summary may be merged into its cache. */
+#include "contest/placecalc.h"
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1)
+    return 0;
+  size_t n = data[0];
+  if (n > size - 1)
+    n = size - 1;
+  const char *cache = (const char *)data + 1;
+  const char *summary = cache + n;
+  size_t slen = size - 1 - n;
+  tally_place_id_t id;
+  if (tally_place_id(summary, slen, &id) == 0)
+    tally_place_id_free(&id);
+  tally_place_calc_t c, again;
+  tally_place_calc_init(&c);
+  tally_place_calc_init(&again);
+  if (tally_place_add(cache, n, "S", summary, slen, &c) == 0) {
+    cJSON *score = cJSON_ParseWithLength(c.score.data, c.score.len);
+    if (!cJSON_IsObject(score))
+      abort();
+    cJSON_Delete(score);
+    /* tokened, partial, the field count, ':' and a number. */
+    const char *m = c.meta.data;
+    if (c.meta.len < 5 || (m[0] != '0' && m[0] != '1') ||
+        (m[1] != '0' && m[1] != '1') || memchr(m, ':', c.meta.len) == NULL)
+      abort();
+    tally_place_add(c.cache.data, c.cache.len, "T", summary, slen, &again);
+  }
+  tally_place_calc_close(&c);
+  tally_place_calc_close(&again);
+  return 0;
+}
