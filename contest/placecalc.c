@@ -4,6 +4,7 @@
  * double operations, so that the script may write what this computes. */
 #include "contest/placecalc.h"
 
+#include "config/json.h"
 #include "scoretypes/scoretype.h"
 
 #include <cjson/cJSON.h>
@@ -47,10 +48,13 @@ static bool fin(double x) {
   return isfinite(x);
 }
 
-/* An id as contest.lua's idtext writes it, or NULL. */
+/* An id as contest.lua's idtext writes it, or NULL (also for a string
+ * holding a NUL, which a C string cannot tell apart from a shorter one). */
 static char *idtext(const cJSON *v) {
   if (cJSON_IsString(v))
-    return strdup(v->valuestring);
+    return tally_json_strlen(v) == strlen(v->valuestring)
+               ? strdup(v->valuestring)
+               : NULL;
   if (!cJSON_IsNumber(v))
     return NULL;
   tally_buf_t b;

@@ -978,6 +978,56 @@ Test(contest_scripts, rescore_writes_changes_and_updates_the_rankings) {
   cr_expect_eq(tr_redis_int(&server, "SCARD tally:stale"), 0);
 }
 
+Test(contest_scripts, rescore_finds_the_place_a_summary_leaves) {
+  /* The same place: the stored summary is not decoded, the place is
+   * recomputed once. */
+  sm_t a = {.sub = "s1", .user = "alice", .ts = 1, .score = 10, .pub = 5};
+  post(&a);
+  char rev[32], sum[1024];
+  hget("tally:submission:s1", "rev", rev, sizeof(rev));
+  a.score = 30;
+  summary_of(&a, sum, sizeof(sum));
+  const char *const same[][4] = {{"s1", rev, sum, ""}};
+  long long code;
+  rescore(same, 1, &code);
+  cr_expect_eq(code, TALLY_RESCORED_CHANGED);
+  cr_expect_eq(task_score("c1", "alice", "t").score, 30);
+  cr_expect_eq(tr_redis_int(&server, "HLEN tally:{c1}:pt:alice:t"), 1);
+  /* Another participant: the summary leaves alice's place. */
+  hget("tally:submission:s1", "rev", rev, sizeof(rev));
+  a.user = "bob";
+  summary_of(&a, sum, sizeof(sum));
+  const char *const moved[][4] = {{"s1", rev, sum, ""}};
+  rescore(moved, 1, &code);
+  cr_expect_not(task_score("c1", "alice", "t").exists);
+  cr_expect_eq(tr_redis_int(&server, "HLEN tally:{c1}:pt:alice:t"), 0);
+  cr_expect_eq(task_score("c1", "bob", "t").score, 30);
+  cr_expect_eq(
+      tr_redis_int(&server, "SISMEMBER tally:index:participant:alice s1"), 0);
+  cr_expect_eq(
+      tr_redis_int(&server, "SISMEMBER tally:index:participant:bob s1"), 1);
+}
+
+Test(contest_scripts, a_new_job_without_a_summary_is_a_new_revision) {
+  /* A rescore that read the record before must not write a summary scored
+   * from the job the post replaced. */
+  sm_t a = {.sub = "s1", .ts = 1, .score = 10, .pub = 5};
+  post(&a);
+  char rev[32], sum[1024], now[32];
+  hget("tally:submission:s1", "rev", rev, sizeof(rev));
+  summary_of(&a, sum, sizeof(sum));
+  cr_assert_eq(post_one("{\"submission\":\"s1\"}", "result", "{}",
+                        "tally:submission:s1", NULL),
+               TALLY_POST_DONE);
+  hget("tally:submission:s1", "rev", now, sizeof(now));
+  cr_expect_eq(atoi(now), atoi(rev) + 1);
+  const char *const items[][4] = {{"s1", rev, sum, ""}};
+  long long code;
+  rescore(items, 1, &code);
+  cr_expect_eq(code, TALLY_RESCORED_MOVED);
+  cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:submission:s1 summary"), 0);
+}
+
 /* The calls of command name counted since the last CONFIG RESETSTAT. */
 static long long calls(const char *name) {
   redisReply *r = redisCommand(c, "INFO commandstats");

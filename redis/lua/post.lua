@@ -87,8 +87,11 @@ local function post_result(rec, job, id, body, text, pubv, fullv, pre)
   if not new then
     drop_key(pubv)
     drop_key(fullv)
+    -- A new job is a new revision, so that a rescore that read the
+    -- record before writes nothing scored from the job it replaced.
     redis.call('HSET', rec, 'job', job, 'entry', id, 'result_entry',
                rid)
+    redis.call('HINCRBY', rec, 'rev', 1)
     if old then
       redis.call('HDEL', rec, 'summary', 'version', 'score',
                  'public_score', 'scored', 'error')

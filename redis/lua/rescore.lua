@@ -8,14 +8,41 @@ local function scores(sc, ps)
     '}'
 end
 
+-- Whether stored summary a is of the same place as summary b (whose
+-- place is known) and has no match, told without decoding a: the two
+-- are the same bytes up to b's timestamp member, and neither names a
+-- participant, task or contest after that (where a member would count
+-- instead). A false answer only means "decode a".
+local PLACE_KEYS = {'"participant":', '"task":', '"contest":'}
+local function same_place(a, b)
+  local i = string.find(b, ',"timestamp":', 1, true)
+  if not i or string.sub(a, 1, i) ~= string.sub(b, 1, i) or
+     string.find(a, '"match":', 1, true) then
+    return false
+  end
+  for _, k in ipairs(PLACE_KEYS) do
+    if string.find(a, k, i, true) or string.find(b, k, i, true) then
+      return false
+    end
+  end
+  return true
+end
+
 -- Rescores one submission whose hash h was read as (job, rev,
 -- summary, score, public_score, scored, tokened, error). Events wait in evs
 -- for the task scores. Returns 1 when a score changed, else 0.
 local function rescore_one(rec, S, h, text, err, evs)
   local tok = h[7] == '1'
-  local old, s = ident(decode(h[3])), decode(text)
+  local s = decode(text)
   if err == '' then err = 'not scored' end
   local new = ident(s)
+  local old
+  if new and h[3] and same_place(h[3], text) then
+    old = {c = new.c, u = new.u, t = new.t, pk = new.pk, ck = new.ck,
+           tk = new.tk, s = {}}
+  else
+    old = ident(decode(h[3]))
+  end
   if s then
     write_summary(rec, text, s, tok, err, {},
                   {err = h[8] ~= nil, rev = h[2]})
