@@ -798,6 +798,7 @@ static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
     w->run = run;
     tally_engine_init(&w->e, o->tasks);
     w->e.accept_judge = true;
+    w->e.summary_only = true;
     tally_buf_init(&w->out);
     tally_buf_init(&w->sum);
     if ((w->seen = calloc(o->tasks->count + 1, sizeof(bool))) == NULL)

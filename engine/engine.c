@@ -143,6 +143,8 @@ static const char *with_version(tally_engine_t *e, const char *extra,
  * out as it was. */
 static int render(tally_engine_t *e, const tally_task_t *task,
                   const char *extra, tally_buf_t *out) {
+  if (e->summary_only)
+    return 0;
   size_t mark = out->len;
   int rc = 0;
   if (e->add_version && (extra = with_version(e, extra, task)) == NULL)

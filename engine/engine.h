@@ -42,6 +42,10 @@ typedef struct tally_engine_s {
    * request {"submission","prompt","system"}; without, it is scored as
    * unjudged (outcome 0). */
   bool accept_judge;
+  /* summary_only: a scored job's result is not rendered (out gets nothing
+   * for it); what the contest parts (tally_engine_summary) need is kept as
+   * ever. tally rescore, which writes summaries only, sets it. */
+  bool summary_only;
   tally_job_t job;
   tally_tt_eval_t tt; /* the task type's output, reused (engine/bind.h) */
   tally_result_t res;
