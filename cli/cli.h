@@ -80,6 +80,14 @@ int cli_score_line(tally_engine_t *e, tally_buf_t *out, char *line, size_t len,
                    long *failed, bool *blank);
 /* The length of line without its trailing blanks. */
 size_t cli_trim_end(const char *line, size_t len);
+
+/* tally score's results of every JSON line of f (named name in errors), on
+ * threads scoring threads (offline_par.c), written to stdout in the order
+ * read. Returns the jobs that failed, or -1 on an I/O error or out of
+ * memory (said on stderr). */
+long cli_score_parallel(const tally_taskset_t *tasks,
+                        const tally_contestset_t *contests, unsigned threads,
+                        FILE *f, const char *name);
 /* A whole number from 1 to LONG_MAX, or 0 if s is not one. */
 long cli_positive(const char *s);
 /* A number as its shortest text that reads back the same, as in JSON, in

@@ -15,9 +15,9 @@ typedef struct cli_command_s {
 
 static const cli_command_t commands[] = {
     {"score", cmd_score,
-     "score (--task FILE | --tasks DIR) [--plugins DIR] [--mode MODE | "
-     "--elo |\n"
-     "                     --pass-fail [--public]] [JOBS...]"},
+     "score (--task FILE | --tasks DIR) [--plugins DIR] [--threads N]\n"
+     "                     [--mode MODE | --elo | --pass-fail [--public]] "
+     "[JOBS...]"},
     {"check", cmd_check, "check [--plugins DIR] FILE|DIR..."},
     {"submit", cmd_submit,
      "submit [REDIS] [--ids] [--wait-replicas N] [FILE...]"},
@@ -86,6 +86,8 @@ static const char notes[] =
     "       whose config version changed) or --stale (the submissions "
     "scored\n"
     "       with another version than the current one)\n"
+    "score: --threads N scores jobs on N threads, results in input order\n"
+    "       (default: one per CPU)\n"
     "rescore: --threads N (default: one per CPU); --wait S gives up when "
     "another\n"
     "       rescore holds the lock for S s (default: waits); exits 1 on a "

@@ -239,6 +239,7 @@ int cmd_score(int argc, char **argv) {
   const char *task_path = NULL, *plugin_dir = NULL, *mode_name = NULL;
   tally_score_mode_t mode = TALLY_MODE_MAX_SUBTASK;
   bool elo = false, pass_fail = false, public_view = false;
+  long threads = 0;
   int i = 0;
   for (; i < argc; i++) {
     if ((strcmp(argv[i], "--task") == 0 || strcmp(argv[i], "--tasks") == 0) &&
@@ -252,7 +253,15 @@ int cmd_score(int argc, char **argv) {
       elo = true;
     else if (strcmp(argv[i], "--pass-fail") == 0)
       pass_fail = true;
-    else if (strcmp(argv[i], "--public") == 0)
+    else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      if ((threads = cli_positive(argv[++i])) == 0 || threads > 1024) {
+        fprintf(stderr,
+                "tally: --threads: %s is not a number of threads "
+                "from 1 to 1024\n",
+                argv[i]);
+        return EXIT_CONFIG;
+      }
+    } else if (strcmp(argv[i], "--public") == 0)
       public_view = true;
     else if (strcmp(argv[i], "--") == 0) {
       i++;
@@ -306,9 +315,15 @@ int cmd_score(int argc, char **argv) {
     status = cli_flush_stdout(status, "the score");
     return status;
   }
+  if (threads == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cpus > 0 ? (cpus < 64 ? cpus : 64) : 1;
+  }
   long failed = 0;
   if (i == argc) {
-    failed = score_stream(&e, stdin, "stdin", &out);
+    failed = threads > 1 ? cli_score_parallel(&c.tasks, &c.contests,
+                                              (unsigned)threads, stdin, "stdin")
+                         : score_stream(&e, stdin, "stdin", &out);
   }
   for (; i < argc && failed >= 0; i++) {
     FILE *f = strcmp(argv[i], "-") == 0 ? stdin : fopen(argv[i], "r");
@@ -317,7 +332,9 @@ int cmd_score(int argc, char **argv) {
       failed = -1;
       break;
     }
-    long n = score_stream(&e, f, argv[i], &out);
+    long n = threads > 1 ? cli_score_parallel(&c.tasks, &c.contests,
+                                              (unsigned)threads, f, argv[i])
+                         : score_stream(&e, f, argv[i], &out);
     failed = n < 0 ? -1 : failed + n;
     if (f != stdin)
       fclose(f);

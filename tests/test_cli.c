@@ -123,6 +123,77 @@ Test(cli, exits_1_when_a_job_fails_yet_prints_every_job_in_order) {
   tc_run_free(&r);
 }
 
+Test(cli, scores_on_threads_in_input_order_as_one_thread_does) {
+  /* More jobs than one batch of a scoring thread (256), with failing,
+   * blank, CRLF and NUL-holding lines among them; and a line over a
+   * batch's bytes. */
+  write_tasks();
+  FILE *f = fopen(tc_at("jobs.jsonl"), "w");
+  cr_assert_not_null(f);
+  for (int i = 0; i < 1500; i++) {
+    switch (i % 7) {
+    case 0:
+      fprintf(f,
+              "{\"submission\": \"s%d\", \"task\": \"sum\", "
+              "\"evaluations\": {\"0\": %d, \"1\": 0.2, \"2\": 1, "
+              "\"3\": 0}}\r\n",
+              i, i % 2);
+      break;
+    case 1:
+      fprintf(f, "not json %d\n", i);
+      break;
+    case 2:
+      fputs("   \n", f);
+      break;
+    case 3:
+      fprintf(f, "{\"submission\": \"s%d\"%c}\n", i, '\0');
+      break;
+    default:
+      fprintf(f,
+              "{\"submission\": \"s%d\", \"task\": \"aplusb\", "
+              "\"evaluations\": {\"000\": 1, \"001\": 0.%d, "
+              "\"big_0\": 1, \"big_1\": 1}}\n",
+              i, i % 10);
+    }
+    if (i == 700) {
+      fputs("{\"submission\": \"big\", \"task\": \"sum\", \"x\": \"", f);
+      for (int k = 0; k < (1 << 20) + 100; k++)
+        fputc('a', f);
+      fputs("\", \"evaluations\": {\"0\": 1, \"1\": 1, \"2\": 1, "
+            "\"3\": 1}}\n",
+            f);
+    }
+  }
+  fclose(f);
+  tc_run_t one =
+      run((const char *[]){"score", "--threads", "1", "--tasks", tc_at("tasks"),
+                           tc_at("jobs.jsonl"), NULL},
+          NULL);
+  cr_expect_eq(one.status, 1, "stderr: %s", one.err);
+  for (int k = 0; k < 2; k++) {
+    const char *n = k == 0 ? "2" : "5";
+    tc_run_t many =
+        run((const char *[]){"score", "--threads", n, "--tasks", tc_at("tasks"),
+                             tc_at("jobs.jsonl"), NULL},
+            NULL);
+    cr_expect_eq(many.status, one.status, "%s threads: %s", n, many.err);
+    cr_expect_str_eq(many.err, one.err);
+    cr_expect(strcmp(many.out, one.out) == 0, "%s threads: another output", n);
+    tc_run_free(&many);
+  }
+  char *lines[1500];
+  cr_expect_eq(tc_lines_of(one.out, lines, 1500), 1500 - 1500 / 7 + 1,
+               "a line per job but the blank ones");
+  tc_run_free(&one);
+  tc_run_t bad =
+      run((const char *[]){"score", "--threads", "0", "--tasks", tc_at("tasks"),
+                           tc_at("jobs.jsonl"), NULL},
+          NULL);
+  cr_expect_eq(bad.status, 2);
+  cr_expect(strstr(bad.err, "--threads") != NULL, "%s", bad.err);
+  tc_run_free(&bad);
+}
+
 Test(cli, exits_2_on_an_invalid_config_and_prints_nothing_to_stdout) {
   write_tasks();
   tc_write_file("tasks/broken.json",
