@@ -36,22 +36,25 @@ typedef struct par_s {
   const tally_contestset_t *contests;
 } par_t;
 
-static void score_batch(tally_engine_t *e, batch_t *b) {
+/* Scores batch b's lines, each into scratch (small and reused, so that
+ * the engine writes where the cache is warm), then onto the batch's
+ * results. */
+static void score_batch(tally_engine_t *e, tally_buf_t *scratch, batch_t *b) {
   for (size_t i = 0; i < b->n && b->rc == 0; i++) {
     char *line = b->in.data + b->starts[i];
     size_t len = cli_trim_end(line, b->lens[i]);
     if (len == 0)
       continue;
     line[len] = '\0';
-    size_t mark = b->out.len;
-    int rc = tally_engine_score(e, line, len, NULL, &b->out);
-    tally_buf_putc(&b->out, '\n');
-    if (rc == TALLY_ENOMEM || b->out.oom) {
-      b->out.len = mark;
+    tally_buf_reset(scratch);
+    int rc = tally_engine_score(e, line, len, NULL, scratch);
+    tally_buf_putc(scratch, '\n');
+    if (rc != TALLY_ENOMEM && !scratch->oom)
+      tally_buf_put(&b->out, scratch->data, scratch->len);
+    if (rc == TALLY_ENOMEM || scratch->oom || b->out.oom)
       b->rc = TALLY_ENOMEM;
-    } else if (rc != 0) {
+    else if (rc != 0)
       b->failed++;
-    }
   }
 }
 
@@ -60,6 +63,8 @@ static void *scorer(void *arg) {
   tally_engine_t e;
   tally_engine_init(&e, p->tasks);
   e.contests = p->contests;
+  tally_buf_t scratch;
+  tally_buf_init(&scratch);
   pthread_mutex_lock(&p->mu);
   for (;;) {
     while (p->head == NULL && !p->closing)
@@ -71,23 +76,15 @@ static void *scorer(void *arg) {
     if (p->head == NULL)
       p->tail = NULL;
     pthread_mutex_unlock(&p->mu);
-    score_batch(&e, b);
+    score_batch(&e, &scratch, b);
     pthread_mutex_lock(&p->mu);
     b->done = true;
     pthread_cond_broadcast(&p->done);
   }
   pthread_mutex_unlock(&p->mu);
+  tally_buf_close(&scratch);
   tally_engine_close(&e);
   return NULL;
-}
-
-static batch_t *batch_new(void) {
-  batch_t *b = calloc(1, sizeof(*b));
-  if (b != NULL) {
-    tally_buf_init(&b->in);
-    tally_buf_init(&b->out);
-  }
-  return b;
 }
 
 static void batch_free(batch_t *b) {
@@ -96,11 +93,40 @@ static void batch_free(batch_t *b) {
   free(b);
 }
 
-/* The batches read and not yet written, oldest first. */
+/* The batches read and not yet written, oldest first, and the written
+ * ones kept for reuse (so that their buffers, some MiB, are not made and
+ * faulted in again for every batch). */
 typedef struct {
   batch_t **v;
   size_t head, n, cap;
+  batch_t *spare;
 } ring_t;
+
+static batch_t *batch_new(ring_t *r) {
+  batch_t *b = r->spare;
+  if (b != NULL) {
+    r->spare = b->next;
+    tally_buf_reset(&b->in);
+    tally_buf_reset(&b->out);
+    b->n = 0;
+    b->failed = 0;
+    b->rc = 0;
+    b->done = false;
+    b->next = NULL;
+    return b;
+  }
+  b = calloc(1, sizeof(*b));
+  if (b != NULL) {
+    tally_buf_init(&b->in);
+    tally_buf_init(&b->out);
+  }
+  return b;
+}
+
+static void batch_keep(ring_t *r, batch_t *b) {
+  b->next = r->spare;
+  r->spare = b;
+}
 
 /* Waits until the oldest batch is scored, writes it (unless emit is
  * false: an error came first) and frees it. Returns its rc; *failed grows
@@ -120,7 +146,7 @@ static int write_oldest(par_t *p, ring_t *r, long *failed, bool emit) {
     if (rc == TALLY_ENOMEM)
       fprintf(stderr, "tally: out of memory\n");
   }
-  batch_free(b);
+  batch_keep(r, b);
   return rc;
 }
 
@@ -159,7 +185,7 @@ long cli_score_parallel(const tally_taskset_t *tasks,
   ssize_t got;
   batch_t *b = NULL;
   while (status == 0 && (got = getline(&line, &cap, f)) > 0) {
-    if (b == NULL && (b = batch_new()) == NULL) {
+    if (b == NULL && (b = batch_new(&r)) == NULL) {
       status = TALLY_ENOMEM;
       break;
     }
@@ -212,6 +238,11 @@ long cli_score_parallel(const tally_taskset_t *tasks,
     pthread_join(tids[i], NULL);
   free(tids);
   free(r.v);
+  while (r.spare != NULL) {
+    batch_t *next = r.spare->next;
+    batch_free(r.spare);
+    r.spare = next;
+  }
   pthread_mutex_destroy(&p.mu);
   pthread_cond_destroy(&p.work);
   pthread_cond_destroy(&p.done);
