@@ -3,6 +3,8 @@
  * sent, so that it sends each object again only when it changed. */
 #include "daemon/ccs_int.h"
 
+#include "config/hash.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +21,6 @@ struct ccs_sent_s {
   slot_t *slots;
   size_t cap, n;
 };
-
-static uint64_t fnv(const char *s, size_t n) {
-  uint64_t h = 14695981039346656037ull;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 ccs_sent_t *tally__ccs_sent_new(void) {
   ccs_sent_t *s = calloc(1, sizeof(*s));
@@ -50,7 +43,7 @@ void tally__ccs_sent_free(ccs_sent_t *s) {
 }
 
 static slot_t *find(ccs_sent_t *s, const char *key) {
-  size_t i = (size_t)fnv(key, strlen(key)) & (s->cap - 1);
+  size_t i = (size_t)tally_fnv1a(key, strlen(key)) & (s->cap - 1);
   while (s->slots[i].key != NULL && strcmp(s->slots[i].key, key) != 0)
     i = (i + 1) & (s->cap - 1);
   return &s->slots[i];
@@ -70,7 +63,7 @@ static int grow(ccs_sent_t *s) {
 }
 
 uint64_t tally__ccs_hash(const char *data, size_t n) {
-  return fnv(data, n);
+  return tally_fnv1a(data, n);
 }
 
 bool tally__ccs_sent_has(ccs_sent_t *s, const char *key, uint64_t hash) {
@@ -98,7 +91,7 @@ int tally__ccs_sent_put(ccs_sent_t *s, const char *key, uint64_t hash) {
 
 /* Whether (key, data) is news to s; records it. -1: out of memory. */
 static int news(ccs_sent_t *s, const char *key, const char *data, size_t n) {
-  uint64_t h = fnv(data, n);
+  uint64_t h = tally_fnv1a(data, n);
   if (tally__ccs_sent_has(s, key, h))
     return 0;
   return tally__ccs_sent_put(s, key, h) != 0 ? -1 : 1;

@@ -1,5 +1,6 @@
 /* The dispatcher's job table, keyed by entry id, and its queues. */
 #include "config/error.h"
+#include "config/hash.h"
 #include "daemon/dispatch_int.h"
 #include "worker/frame.h"
 
@@ -13,10 +14,7 @@
 /* The job table: chained, keyed by entry id. */
 
 static size_t hash_id(const char *id) {
-  size_t h = 1469598103934665603ull;
-  for (; *id; id++)
-    h = (h ^ (unsigned char)*id) * 1099511628211ull;
-  return h;
+  return (size_t)tally_fnv1a(id, strlen(id));
 }
 
 tally__job_t **tally__slot(tally_dispatch_t *d, const char *id) {

@@ -1,17 +1,10 @@
 /* The place memory (places.h): a direct-mapped table, FNV-1a hashed. */
 #include "daemon/places.h"
 
+#include "config/hash.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t hash_of(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) {
-    h ^= (unsigned char)s[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 void tally_places_init(tally_places_t *p) {
   p->slots = NULL;
@@ -48,7 +41,7 @@ const char *tally_places_get(const tally_places_t *p, const char *key,
   *len = 0;
   if (p->slots == NULL)
     return NULL;
-  uint64_t h = hash_of(key, key_len);
+  uint64_t h = tally_fnv1a(key, key_len);
   const tally_places_slot_t *s = slot_of(p, h);
   if (s->key == NULL || s->hash != h || s->key_len != key_len ||
       memcmp(s->key, key, key_len) != 0)
@@ -63,7 +56,7 @@ void tally_places_put(tally_places_t *p, const char *key, size_t key_len,
     p->slots = calloc(TALLY_PLACES_SLOTS, sizeof(*p->slots));
   if (p->slots == NULL)
     return;
-  uint64_t h = hash_of(key, key_len);
+  uint64_t h = tally_fnv1a(key, key_len);
   tally_places_slot_t *s = slot_of(p, h);
   bool mine = s->key != NULL && s->hash == h && s->key_len == key_len &&
               memcmp(s->key, key, key_len) == 0;

@@ -172,3 +172,15 @@ int tr_free_port(void) {
   close(fd);
   return ntohs(a.sin_port);
 }
+
+bool tr_wait_replica_online(void *c, int timeout_ms) {
+  for (int waited = 0;; waited += 100) {
+    redisReply *r = redisCommand(c, "INFO replication");
+    bool online = r != NULL && r->type == REDIS_REPLY_STRING &&
+                  strstr(r->str, "state=online") != NULL;
+    freeReplyObject(r);
+    if (online || waited >= timeout_ms)
+      return online;
+    usleep(100000);
+  }
+}

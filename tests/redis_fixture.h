@@ -43,5 +43,10 @@ void tr_redis_stop(tr_redis_t *t);
 long long tr_redis_int(tr_redis_t *t, const char *fmt, ...);
 /* A loopback TCP port nothing listens on right now. */
 int tr_free_port(void);
+/* Waits (up to timeout_ms) until the master c (a redisContext) has a
+ * replica online: a replica of a server just started, or repointed by a
+ * failover, syncs in full first, which on a loaded machine can take longer
+ * than a WAIT gives. Returns whether one is. */
+bool tr_wait_replica_online(void *c, int timeout_ms);
 
 #endif

@@ -138,21 +138,6 @@ static void xadd(int q, const char *job, char *id) {
   cr_assert_fail("XADD %s: %s", key, why);
 }
 
-/* Waits (up to 30 s) until the master c has a replica online: a replica
- * of a cluster just started may still be in its first full sync, and on a
- * loaded machine that can take longer than push_round's WAIT gives. */
-static void wait_replica_online(redisContext *c) {
-  for (int i = 0; i < 300; i++) {
-    redisReply *r = redisCommand(c, "INFO replication");
-    bool online = r != NULL && r->type == REDIS_REPLY_STRING &&
-                  strstr(r->str, "state=online") != NULL;
-    freeReplyObject(r);
-    if (online)
-      return;
-    usleep(100000);
-  }
-}
-
 /* Pushes PER_ROUND jobs to each queue. With replicated, each queue's
  * master has a replica online first and a replica must have its jobs
  * before the next queue's (a master is killed after that round: a job
@@ -163,7 +148,8 @@ static void push_round(int round, bool replicated) {
       int owner = tk_owner(&kc, slot_of(q));
       redisContext *c = owner >= 0 ? tk_connect(&kc, owner) : NULL;
       cr_assert_not_null(c, "q%d has no master", q);
-      wait_replica_online(c);
+      cr_assert(tr_wait_replica_online(c, 30000),
+                "q%d: no replica of its master came online within 30 s", q);
       redisFree(c);
     }
     for (int i = 0; i < PER_ROUND; i++) {

@@ -31,27 +31,12 @@ static void teardown(void) {
 
 TestSuite(tallyd_sentinel, .init = setup, .fini = teardown, .timeout = 150);
 
-/* Waits (up to 30 s) until the master c has a replica online: after a
- * failover the sentinels point the other replica at the new master, which
- * then syncs it in full; on a loaded machine that can take longer than
- * push's WAIT gives. */
-static void wait_replica_online(redisContext *c) {
-  for (int i = 0; i < 300; i++) {
-    redisReply *r = redisCommand(c, "INFO replication");
-    bool online = r != NULL && r->type == REDIS_REPLY_STRING &&
-                  strstr(r->str, "state=online") != NULL;
-    freeReplyObject(r);
-    if (online)
-      return;
-    td_sleep_ms(100);
-  }
-}
-
 /* Pushes n jobs (submissions TAG-0...) to c, once it has a replica
  * online, and copies their ids, then waits until a replica has them (what
  * a platform that must not lose a job would do). */
 static void push(redisContext *c, const char *tag, size_t n, char (*ids)[64]) {
-  wait_replica_online(c);
+  cr_assert(tr_wait_replica_online(c, 30000),
+            "no replica of the master came online within 30 s");
   char job[256];
   for (size_t i = 0; i < n; i++) {
     int len = snprintf(job, sizeof(job),
