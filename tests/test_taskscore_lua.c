@@ -675,4 +675,12 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   cr_expect_gt(fp_pre_taken, fp_pre_sent / 2, "%u of %u taken", fp_pre_taken,
                fp_pre_sent);
   cr_expect_lt(fp_pre_taken, fp_pre_sent, "a wrong cache's never");
+  /* Taken or not, the contest and both tasks are in their sets. */
+  r = redisCommand(c, "SMEMBERS tally:contests");
+  cr_expect(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+            strcmp(r->element[0]->str, "c") == 0);
+  freeReplyObject(r);
+  r = redisCommand(c, "SCARD tally:{c}:tasks");
+  cr_expect(r && r->integer == 2, "the tasks of contest c");
+  freeReplyObject(r);
 }

@@ -490,8 +490,11 @@ local function score_json(ts)
     ',"submissions":' .. ts.submissions .. '}'
 end
 
--- The place caches this call wrote, by key (false: deleted).
-local caches_written = {}
+-- The place caches this call wrote, by key (false: deleted); the places
+-- (pt keys) whose precomputed task score was taken, and the contest and
+-- task sets that places given a submission are to be in (flush writes
+-- them).
+local caches_written, pre_taken, sets_pending = {}, {}, {}
 
 -- Stores task score ts of d, and the place cache (nil: none).
 local function store(d, ck, ts, cache)
@@ -520,6 +523,7 @@ local function add_precomputed(d, ck, c, v, pre)
   redis.call('HSET', d.tk, d.t, pre.score)
   redis.call('SET', ck, pre.cache)
   caches_written[ck] = pre.cache
+  pre_taken[d.pk] = true
   return {public_score = ps, partial = part == '1'}
 end
 
@@ -803,6 +807,16 @@ end
 local function flush()
   local res, seen = {}, {}
   for _, d in ipairs(dirty_list) do res[d.pk] = task_score(d) end
+  -- The contest and task of each place given a submission, but a place
+  -- whose precomputed task score was taken: its cache was there, so
+  -- they are already.
+  for _, w in ipairs(sets_pending) do
+    if not pre_taken[w.pk] then
+      redis.call('SADD', P .. ':contests', w.c)
+      redis.call('SADD', cbase(w.c) .. ':tasks', w.t)
+    end
+  end
+  sets_pending, pre_taken = {}, {}
   for _, d in ipairs(dirty_list) do
     if not seen[d.tk] then
       seen[d.tk] = true
@@ -841,8 +855,7 @@ local function place(S, old, new, value)
   redis.call('SADD', P .. ':index:task:' .. enc(new.t), S)
   redis.call('SADD', P .. ':index:contest:' .. enc(new.c), S)
   redis.call('SADD', P .. ':index:participant:' .. enc(new.u), S)
-  redis.call('SADD', P .. ':contests', new.c)
-  redis.call('SADD', cbase(new.c) .. ':tasks', new.t)
+  sets_pending[#sets_pending + 1] = {pk = new.pk, c = new.c, t = new.t}
   return added
 end
 
