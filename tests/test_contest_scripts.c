@@ -2,6 +2,7 @@
  * redis-server: task scores under each score mode (the tables of issue
  * 4), rankings, contestant events, tokens, stale versions, submissions
  * that move, and rescores. */
+#include "contest/placecalc.h"
 #include "engine/views.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
@@ -90,6 +91,9 @@ static redisReply *run(tally_call_t *call) {
   return r;
 }
 
+/* The precomputed task score the next post_one sends (NULL: none). */
+static const tally_post_pre_t *next_pre;
+
 /* Runs a post call of one item and returns its code. */
 static long long post_one(const char *job, const char *kind, const char *body,
                           const char *record, const tally_post_extra_t *x) {
@@ -98,8 +102,10 @@ static long long post_one(const char *job, const char *kind, const char *body,
   tally_call_t *call = malloc(sizeof(*call));
   cr_assert(call != NULL);
   tally_call_begin(call, TALLY_SCRIPT_POST, NULL, "tally", "a");
-  cr_assert_eq(
-      tally_call_post(call, id, 1, kind, body, strlen(body), record, x), 0);
+  cr_assert_eq(tally_call_post_pre(call, id, 1, kind, body, strlen(body),
+                                   record, x, next_pre),
+               0);
+  next_pre = NULL;
   redisReply *r = run(call);
   free(call);
   cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2);
@@ -1095,6 +1101,63 @@ Test(contest_scripts, a_new_submission_merges_into_the_place_cache) {
   post(&x);
   cr_expect_eq(tr_redis_int(&server, "EXISTS tally:{c1}:ptagg:u:t2"), 0);
   cr_expect_eq(tr_redis_int(&server, "EXISTS tally:{c1}:ptagg:u:t"), 1);
+}
+
+/* Posts s with a task score computed as tallyd does from cache (len
+ * bytes, the one the place is expected to have), then with the score's
+ * JSON replaced by fake (NULL: as computed) and the meta's first bytes by
+ * meta (NULL: as computed). */
+static void post_computed(const sm_t *s, const char *cache, size_t len,
+                          const char *fake, const char *meta) {
+  char sum[1024], rec[64];
+  summary_of(s, sum, sizeof(sum));
+  snprintf(rec, sizeof(rec), "tally:submission:%s", s->sub);
+  tally_place_calc_t pc;
+  tally_place_calc_init(&pc);
+  cr_assert_eq(tally_place_add(cache, len, s->sub, sum, strlen(sum), &pc), 0);
+  if (meta != NULL)
+    memcpy(pc.meta.data, meta, strlen(meta));
+  tally_post_pre_t pre = {
+      cache, pc.cache.data, fake ? fake : pc.score.data,        pc.meta.data,
+      len,   pc.cache.len,  fake ? strlen(fake) : pc.score.len, pc.meta.len};
+  next_pre = &pre;
+  post(s);
+  tally_place_calc_close(&pc);
+}
+
+Test(contest_scripts, a_precomputed_task_score_is_written_only_from_its_cache) {
+  sm_t a = {.sub = "s1", .ts = 1, .score = 30, .pub = 10};
+  post(&a);
+  redisReply *c1 = redisCommand(c, "GET tally:{c1}:ptagg:u:t");
+  cr_assert(c1 && c1->type == REDIS_REPLY_STRING);
+  /* From the place's own cache: written as given (here a score no
+   * summary has, to tell). */
+  static const char fake[] = "{\"score\":999,\"public_score\":998,"
+                             "\"partial\":false,\"submissions\":2}";
+  sm_t b = {.sub = "s2", .ts = 2, .score = 40, .pub = 5};
+  post_computed(&b, c1->str, c1->len, fake, NULL);
+  cr_expect_eq(task_score("c1", "u", "t").score, 999, "taken as given");
+  cr_expect_eq(total("c1", "u", false), 999);
+  /* From a cache the place no longer has: computed by the script. */
+  sm_t d = {.sub = "s3", .ts = 3, .score = 50, .pub = 7};
+  post_computed(&d, c1->str, c1->len, fake, NULL);
+  cr_expect_eq(task_score("c1", "u", "t").score, 50);
+  cr_expect_eq(task_score("c1", "u", "t").pub, 10);
+  redisReply *c3 = redisCommand(c, "GET tally:{c1}:ptagg:u:t");
+  cr_assert(c3 && c3->type == REDIS_REPLY_STRING);
+  /* With another tokened flag, or another field count: computed. */
+  sm_t e = {.sub = "s4", .ts = 4, .score = 60, .pub = 8};
+  post_computed(&e, c3->str, c3->len, fake, "1");
+  cr_expect_eq(task_score("c1", "u", "t").score, 60);
+  redisReply *c4 = redisCommand(c, "GET tally:{c1}:ptagg:u:t");
+  cr_assert(c4 && c4->type == REDIS_REPLY_STRING);
+  sm_t f = {.sub = "s5", .ts = 5, .score = 70, .pub = 9};
+  post_computed(&f, c4->str, c4->len, fake, "009");
+  cr_expect_eq(task_score("c1", "u", "t").score, 70);
+  cr_expect_eq(task_score("c1", "u", "t").submissions, 5);
+  freeReplyObject(c1);
+  freeReplyObject(c3);
+  freeReplyObject(c4);
 }
 
 Test(contest_scripts, a_cache_of_another_format_or_cut_short_is_recomputed) {

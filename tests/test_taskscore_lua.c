@@ -351,7 +351,7 @@ typedef struct {
   unsigned steps;
 } fp_user_t;
 
-static unsigned fp_posts, fp_new_scored, fp_pre_sent, fp_pre_taken;
+static unsigned fp_posts, fp_new_scored, fp_pre_sent, fp_pre_taken, fp_pre_off;
 
 /* Delivers job to consumer "a" and posts one item for it through the
  * real post script, with pre (NULL: none) as tallyd computed it; returns
@@ -482,8 +482,10 @@ static void fp_post_result(const char *post_sha, fp_user_t *u, unsigned k,
   cr_assert(old != NULL);
   if (old->type == REDIS_REPLY_STRING && below(4) != 0 &&
       tally_place_add(old->str, old->len, S, b.data, b.len, &pc) == 0) {
-    if (below(8) == 0)
+    if (below(8) == 0) {
       old->str[old->len - 1] ^= 1;
+      fp_pre_off++;
+    }
     pre =
         (tally_post_pre_t){old->str, pc.cache.data, pc.score.data, pc.meta.data,
                            old->len, pc.cache.len,  pc.score.len,  pc.meta.len};
@@ -616,7 +618,7 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   freeReplyObject(r);
   load_recompute(recompute_sha);
   freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
-  fp_posts = fp_new_scored = fp_pre_sent = fp_pre_taken = 0;
+  fp_posts = fp_new_scored = fp_pre_sent = fp_pre_taken = fp_pre_off = 0;
   unsigned places_with_submissions = 0;
   for (unsigned i = 0; i < USERS; i++) {
     fp_user_t u = {.user = i};
@@ -669,12 +671,14 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
                "the fast path took %lld of %u new scored submissions", fast,
                fp_new_scored);
   cr_expect_lt(fast, fp_new_scored, "and some of them took a recompute");
-  /* Most precomputed task scores were taken; those from a cache one byte
-   * off never were. */
-  cr_log_info("%u precomputed, %u taken", fp_pre_sent, fp_pre_taken);
-  cr_expect_gt(fp_pre_taken, fp_pre_sent / 2, "%u of %u taken", fp_pre_taken,
-               fp_pre_sent);
-  cr_expect_lt(fp_pre_taken, fp_pre_sent, "a wrong cache's never");
+  /* Every place given a cache computed from its own ends with that cache
+   * (taken, or computed again by the script to the same bytes; that the
+   * script takes one is test_contest_scripts'). */
+  cr_log_info("%u precomputed, %u of them from a cache one byte off, %u "
+              "ending as computed",
+              fp_pre_sent, fp_pre_off, fp_pre_taken);
+  cr_expect_gt(fp_pre_off, 0);
+  cr_expect_geq(fp_pre_taken, fp_pre_sent - fp_pre_off);
   /* Taken or not, the contest and both tasks are in their sets. */
   r = redisCommand(c, "SMEMBERS tally:contests");
   cr_expect(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
