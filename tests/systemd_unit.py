@@ -314,8 +314,14 @@ def run_test(build, source, work, state):
         while not (ns.show("tallyd", "NRestarts") == "1" and
                    ns.show("tallyd", "ActiveState") == "active"):
             if time.time() > deadline:
+                log.flush()
+                with open(os.path.join(work, "systemd.log")) as f:
+                    tail = "".join(f.readlines()[-60:])
                 fail("tallyd was not restarted after SIGKILL: "
-                     + ns.show("tallyd", "ActiveState"))
+                     + ns.show("tallyd", "ActiveState") + ", NRestarts "
+                     + ns.show("tallyd", "NRestarts") + ", MainPID "
+                     + ns.show("tallyd", "MainPID") + " (killed " + pid
+                     + "); systemd's log ends:\n" + tail)
             time.sleep(0.2)
         # Stop: STOPPING=1, a drain, exit 0.
         ns.run(["systemctl", "stop", "tallyd.service"])
