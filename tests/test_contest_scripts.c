@@ -1160,6 +1160,44 @@ Test(contest_scripts, a_precomputed_task_score_is_written_only_from_its_cache) {
   freeReplyObject(c4);
 }
 
+/* Posts a max_subtask summary of submission sub whose public subtasks are
+ * pub and whose members after them are tail. */
+static void post_subtasks(const char *sub, double ts, const char *pub,
+                          const char *tail) {
+  char job[256], sum[1024], rec[64];
+  snprintf(job, sizeof(job),
+           "{\"submission\":\"%s\",\"participant\":\"u\",\"task\":\"t\","
+           "\"contest\":\"c1\",\"timestamp\":%g}",
+           sub, ts);
+  snprintf(sum, sizeof(sum),
+           "{\"submission\":\"%s\",\"participant\":\"u\",\"contest\":"
+           "\"c1\",\"task\":\"t\",\"timestamp\":%g,\"official\":true,"
+           "\"tokened\":false,\"version\":\"v1\",\"score_mode\":"
+           "\"max_subtask\",\"score_precision\":2,\"score_rounding\":"
+           "\"subtask\",\"score\":30,\"public_score\":15,\"max_score\":100,"
+           "\"max_public_score\":50,\"compiled\":true,\"subtasks\":[10,20,0],"
+           "\"public_subtasks\":%s%s}",
+           sub, ts, pub, tail);
+  snprintf(rec, sizeof(rec), "tally:submission:%s", sub);
+  tally_post_extra_t x = {sum, strlen(sum), "", 0, "", 0};
+  cr_assert_eq(post_one(job, "result", "{}", rec, &x), TALLY_POST_DONE);
+}
+
+Test(contest_scripts, public_subtasks_are_read_to_the_end_of_their_array) {
+  /* Members after public_subtasks are not subtasks: a language of
+   * "x,5 ,y" adds no subtask scoring 5. */
+  post_subtasks("s1", 1, "[10,0,0]",
+                ",\"judgement\":\"WA\",\"language\":\"x,5 ,y\"");
+  cr_expect_eq(task_score("c1", "u", "t").pub, 10);
+  /* A null counts 0 and the scores after it count (recomputed, then
+   * merged by the fast path). */
+  post_subtasks("s2", 2, "[0,null,7]", ",\"judgement\":\"WA\"");
+  cr_expect_eq(task_score("c1", "u", "t").pub, 17);
+  post_subtasks("s3", 3, "[0,4,null]", "");
+  cr_expect_eq(task_score("c1", "u", "t").pub, 10 + 4 + 7);
+  cr_expect_eq(task_score("c1", "u", "t").score, 30);
+}
+
 Test(contest_scripts, a_cache_of_another_format_or_cut_short_is_recomputed) {
   sm_t a = {.sub = "s1", .ts = 1, .score = 30, .pub = 10};
   post(&a);

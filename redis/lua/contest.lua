@@ -167,11 +167,11 @@ local SCORED = '^"timestamp":([^,]*),"official":(%a+),' ..
   '"max_public_score":[^,]*,"compiled":(%a+),()'
 local UNSCORED = '^"timestamp":([^,]*),"official":(%a+),' ..
   '"tokened":%a+,"scored":false}$'
--- Each side is null or an array, which ends at its first ']' (members
--- after public_subtasks, as judgement and language, are not read into
+-- The full side's text, and where the public side's begins: null or an
+-- array of numbers (read by subtasks_of up to its closing bracket, so
+-- that members after it, as judgement and language, are not read into
 -- it).
-local SUBTASKS = '^"subtasks":([^%]]-[%]l]),"public_subtasks":' ..
-  '([^%]]-[%]l])[,}]'
+local SUBTASKS = '^"subtasks":(.-),"public_subtasks":()'
 
 -- A number list from a JSON array of numbers (null counts 0), or nil
 -- when the text is not a non-empty array.
@@ -238,7 +238,9 @@ local function subtasks_of(e, pub)
   -- Both sides' texts come from one match, kept for the other side in
   -- sf and sp (0 until then, false for none).
   if e.sf == 0 then
-    local a, b = string.match(e.v, SUBTASKS, e.at)
+    local a, i = string.match(e.v, SUBTASKS, e.at)
+    local b = i and (string.match(e.v, '^%b[]', i) or
+                     string.match(e.v, '^null', i))
     e.sf, e.sp = a or false, b or false
   end
   if pub then return numbers(e.sp or nil) end
