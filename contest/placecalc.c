@@ -5,6 +5,7 @@
 #include "contest/placecalc.h"
 
 #include "config/json.h"
+#include "contest/scoremode.h"
 #include "scoretypes/scoretype.h"
 
 #include <cjson/cJSON.h>
@@ -27,22 +28,11 @@ typedef struct {
   int32_t n, subs, unsc;
   double prec, par_ts, last_ts;
   char mode[32], rnd[32];
+  tally_score_mode_t kind;      /* mode, parsed (a cache of another is none) */
   const char *par_id, *last_id; /* into the cache or the entry */
   size_t par_len, last_len;
   agg_t aggs[2];
 } place_t;
-
-enum { MODE_MAX, MODE_TOKENED_LAST, MODE_SUBTASK };
-
-static int mode_of(const char *m) {
-  if (strcmp(m, "max") == 0)
-    return MODE_MAX;
-  if (strcmp(m, "max_tokened_last") == 0)
-    return MODE_TOKENED_LAST;
-  if (strcmp(m, "max_subtask") == 0)
-    return MODE_SUBTASK;
-  return -1;
-}
 
 static bool fin(double x) {
   return isfinite(x);
@@ -186,8 +176,8 @@ static bool load_cache(const char *cache, size_t len, place_t *p) {
   if (!get_str(c, len, &i, &s, &n) ||
       !copy_name(p->mode, sizeof(p->mode), s, n))
     return false;
-  int mode = mode_of(p->mode);
-  if (mode < 0 || !get_str(c, len, &i, &s, &n) ||
+  if (tally_score_mode_parse(p->mode, &p->kind) != 0 ||
+      !get_str(c, len, &i, &s, &n) ||
       !copy_name(p->rnd, sizeof(p->rnd), s, n) ||
       !get_str(c, len, &i, &p->par_id, &p->par_len) ||
       !get_str(c, len, &i, &p->last_id, &p->last_len))
@@ -197,7 +187,9 @@ static bool load_cache(const char *cache, size_t len, place_t *p) {
       goto bad;
     int32_t k = get_i32(c + i);
     i += 4;
-    int32_t want = mode == MODE_MAX ? 1 : mode == MODE_TOKENED_LAST ? 2 : -1;
+    int32_t want = p->kind == TALLY_MODE_MAX                ? 1
+                   : p->kind == TALLY_MODE_MAX_TOKENED_LAST ? 2
+                                                            : -1;
     if (k < 1 || (want > 0 && k != want) || i + 8 * (size_t)k > len)
       goto bad;
     agg_t *a = &p->aggs[side];
@@ -207,7 +199,8 @@ static bool load_cache(const char *cache, size_t len, place_t *p) {
     a->n = (size_t)k;
     for (int32_t m = 0; m < k; m++)
       a->v[m] = get_f64(c + i + 8 * (size_t)m);
-    if (mode == MODE_SUBTASK && (k < 2 || a->v[1] != (double)(k - 2)))
+    if (p->kind == TALLY_MODE_MAX_SUBTASK &&
+        (k < 2 || a->v[1] != (double)(k - 2)))
       goto bad;
     i += 8 * (size_t)k;
   }
@@ -258,15 +251,15 @@ static bool numbers(const cJSON *a, double **out, size_t *n) {
 }
 
 /* merge: e into side pub's aggregate a under mode. */
-static bool merge(int mode, agg_t *a, const entry_t *e, bool pub,
+static bool merge(tally_score_mode_t mode, agg_t *a, const entry_t *e, bool pub,
                   bool is_last) {
   double v = pub ? e->ps : e->sc;
-  if (mode == MODE_MAX) {
+  if (mode == TALLY_MODE_MAX) {
     if (v > a->v[0])
       a->v[0] = v;
     return true;
   }
-  if (mode == MODE_TOKENED_LAST) {
+  if (mode == TALLY_MODE_MAX_TOKENED_LAST) {
     if (e->tok && v > a->v[0])
       a->v[0] = v;
     if (is_last)
@@ -310,10 +303,10 @@ static bool merge(int mode, agg_t *a, const entry_t *e, bool pub,
   return true;
 }
 
-static double finish(int mode, const agg_t *a) {
-  if (mode == MODE_MAX)
+static double finish(tally_score_mode_t mode, const agg_t *a) {
+  if (mode == TALLY_MODE_MAX)
     return a->v[0];
-  if (mode == MODE_TOKENED_LAST)
+  if (mode == TALLY_MODE_MAX_TOKENED_LAST)
     return a->v[0] > a->v[1] ? a->v[0] : a->v[1];
   double total = 0.0;
   for (size_t k = 0; k < (size_t)a->v[1]; k++)
@@ -339,10 +332,10 @@ static bool word(const char *s) {
   return true;
 }
 
-/* cache_text of p into b; false when it cannot be kept. */
+/* cache_text of p into b; false when it cannot be kept. p's mode is one
+ * (load_cache parsed it). */
 static bool cache_text(const place_t *p, tally_buf_t *b) {
-  if (mode_of(p->mode) < 0 || !word(p->rnd) || !fin(p->prec) ||
-      !fin(p->par_ts) || !fin(p->last_ts))
+  if (!word(p->rnd) || !fin(p->prec) || !fin(p->par_ts) || !fin(p->last_ts))
     return false;
   tally_buf_putc(b, '2');
   put_i32(b, p->n);
@@ -413,7 +406,7 @@ int tally_place_add(const char *old, size_t old_len, const char *S,
   bool tok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "tokened"));
   if (!cJSON_IsObject(s) || !read_entry(s, S, tok, &e))
     goto out;
-  int mode = mode_of(p.mode);
+  tally_score_mode_t mode = p.kind;
   if (later(e.ts, e.id, e.idn, p.par_ts, p.par_id, p.par_len)) {
     if (strcmp(e.mode, p.mode) != 0 || e.prec != p.prec ||
         strcmp(e.rnd, p.rnd) != 0)
