@@ -47,7 +47,7 @@ static const cli_command_t commands[] = {
      "                     [--json | --html FILE]"},
     {"migrate", cmd_migrate, "migrate [REDIS] --to-queue Q [--dry-run]"},
     {"import", cmd_import,
-     "import --from lm-eval --participant P (--scorer C | --metric M)\n"
+     "import --from lm-eval|nemo --participant P (--scorer C | --metric M)\n"
      "                     [--contest C] [--task T] [--task-dir DIR] "
      "FILE..."},
 };
@@ -113,8 +113,9 @@ static const char notes[] =
     "       it with every tallyd stopped, then give the contests \"queue\": "
     "Q\n"
     "import: a harness's per-sample outputs (lm-evaluation-harness's\n"
-    "       samples_<task>_<date>.jsonl) as jobs on stdout, one task for the\n"
-    "       benchmark (written into --task-dir): --scorer rescores each\n"
+    "       samples_<task>_<date>.jsonl, NeMo Evaluator's results.jsonl) as\n"
+    "       jobs on stdout, one task for the benchmark (written into\n"
+    "       --task-dir): --scorer rescores each\n"
     "       response with a tally comparator, --metric keeps the harness's\n"
     "       per-sample metric (acc, exact_match, ...) as the reward\n";
 
