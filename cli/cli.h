@@ -39,6 +39,31 @@ int cmd_report(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 
+/* How results are printed (cli/human.c): JSON, one object a line, or for
+ * people, a line per submission and with details its subtasks and
+ * testcases, dimensions or validators. AUTO is text on a terminal, JSON
+ * elsewhere; --json and --text choose, --details asks for the details. */
+typedef enum cli_out_form_e {
+  CLI_OUT_AUTO,
+  CLI_OUT_JSON,
+  CLI_OUT_TEXT
+} cli_out_form_t;
+
+typedef struct cli_out_s {
+  cli_out_form_t form;
+  bool details;
+} cli_out_t;
+
+/* Takes arg when it is --json, --text or --details (true), else false. */
+bool cli_out_flag(cli_out_t *o, const char *arg);
+/* Whether o prints for people (TEXT, or AUTO on a terminal). */
+bool cli_out_human(const cli_out_t *o);
+/* Appends result res as people read it. */
+void cli_human_result(tally_buf_t *b, const cJSON *res, bool details);
+/* Writes len bytes of JSON lines (results) to stdout in o's form; 0, or
+ * -1 when the write failed or memory ran out. */
+int cli_write_results(const cli_out_t *o, const char *data, size_t len);
+
 /* Prints the usage of every command to f. */
 void cli_usage(FILE *f);
 
@@ -83,11 +108,12 @@ size_t cli_trim_end(const char *line, size_t len);
 
 /* tally score's results of every JSON line of f (named name in errors), on
  * threads scoring threads (offline_par.c), written to stdout in the order
- * read. Returns the jobs that failed, or -1 on an I/O error or out of
- * memory (said on stderr). */
+ * read, in form's form. Returns the jobs that failed, or -1 on an I/O
+ * error or out of memory (said on stderr). */
 long cli_score_parallel(const tally_taskset_t *tasks,
-                        const tally_contestset_t *contests, unsigned threads,
-                        FILE *f, const char *name);
+                        const tally_contestset_t *contests,
+                        const cli_out_t *form, unsigned threads, FILE *f,
+                        const char *name);
 /* A whole number from 1 to LONG_MAX, or 0 if s is not one. */
 long cli_positive(const char *s);
 /* A number as its shortest text that reads back the same, as in JSON, in

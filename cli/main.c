@@ -16,6 +16,7 @@ typedef struct cli_command_s {
 static const cli_command_t commands[] = {
     {"score", cmd_score,
      "score (--task FILE | --tasks DIR) [--plugins DIR] [--threads N]\n"
+     "                     [--json | --text] [--details]\n"
      "                     [--mode MODE | --elo | --pass-fail [--public]] "
      "[JOBS...]"},
     {"check", cmd_check, "check [--plugins DIR] FILE|DIR..."},
@@ -24,6 +25,7 @@ static const cli_command_t commands[] = {
     {"status", cmd_status, "status [REDIS] [--json]"},
     {"results", cmd_results,
      "results [REDIS] [--from ID] [--count N] [--no-follow] [--dead]\n"
+     "                     [--json | --text] [--details]\n"
      "       tally results [REDIS] --submission S [--tasks DIR [--plugins "
      "DIR]]"},
     {"rescore", cmd_rescore,
@@ -31,7 +33,7 @@ static const cli_command_t commands[] = {
      "                     [--dry-run] [--threads N] [--wait SECONDS] "
      "[--json]"},
     {"ranking", cmd_ranking,
-     "ranking [REDIS] --contest C [--public | --by elo] [--json]"},
+     "ranking [REDIS] --contest C [--public | --by elo] [--json | --text]"},
     {"reload", cmd_reload,
      "reload (--pid N | --pidfile FILE) [REDIS] [--wait SECONDS]"},
     {"token", cmd_token, "token [REDIS] --participant P"},
@@ -88,6 +90,9 @@ static const char notes[] =
     "       with another version than the current one)\n"
     "score: --threads N scores jobs on N threads, results in input order\n"
     "       (default: one per CPU)\n"
+    "score, results, ranking: on a terminal, a line per submission (with\n"
+    "       --details its subtasks and testcases, dimensions or validators)\n"
+    "       and a ranking's table; JSON elsewhere; --json or --text chooses\n"
     "rescore: --threads N (default: one per CPU); --wait S gives up when "
     "another\n"
     "       rescore holds the lock for S s (default: waits); exits 1 on a "

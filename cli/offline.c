@@ -19,7 +19,9 @@
 typedef struct score_ctx_s {
   tally_engine_t *e;
   tally_buf_t *out;
+  const cli_out_t *form;
   long failed;
+  int rc; /* TALLY_EIO when a write failed */
 } score_ctx_t;
 
 static int score_line(void *ctx, char *line, size_t len, unsigned long lineno) {
@@ -37,14 +39,16 @@ static int score_line(void *ctx, char *line, size_t len, unsigned long lineno) {
   if (rc != 0)
     sc->failed++;
   tally_buf_putc(sc->out, '\n');
-  fwrite(sc->out->data, 1, sc->out->len, stdout);
+  if (cli_write_results(sc->form, sc->out->data, sc->out->len) != 0)
+    return sc->rc = TALLY_EIO;
   return 0;
 }
 
 static long score_stream(tally_engine_t *e, FILE *f, const char *name,
-                         tally_buf_t *out) {
-  score_ctx_t sc = {e, out, 0};
-  return cli_each_line(f, name, score_line, &sc) != 0 ? -1 : sc.failed;
+                         tally_buf_t *out, const cli_out_t *form) {
+  score_ctx_t sc = {e, out, form, 0, 0};
+  return cli_each_line(f, name, score_line, &sc) != 0 || sc.rc != 0 ? -1
+                                                                    : sc.failed;
 }
 
 /* tally score --mode: one participant's jobs for one task, each scored,
@@ -240,8 +244,11 @@ int cmd_score(int argc, char **argv) {
   tally_score_mode_t mode = TALLY_MODE_MAX_SUBTASK;
   bool elo = false, pass_fail = false, public_view = false;
   long threads = 0;
+  cli_out_t form = {CLI_OUT_AUTO, false};
   int i = 0;
   for (; i < argc; i++) {
+    if (cli_out_flag(&form, argv[i]))
+      continue;
     if ((strcmp(argv[i], "--task") == 0 || strcmp(argv[i], "--tasks") == 0) &&
         i + 1 < argc && task_path == NULL)
       task_path = argv[++i];
@@ -321,9 +328,9 @@ int cmd_score(int argc, char **argv) {
   }
   long failed = 0;
   if (i == argc) {
-    failed = threads > 1 ? cli_score_parallel(&c.tasks, &c.contests,
+    failed = threads > 1 ? cli_score_parallel(&c.tasks, &c.contests, &form,
                                               (unsigned)threads, stdin, "stdin")
-                         : score_stream(&e, stdin, "stdin", &out);
+                         : score_stream(&e, stdin, "stdin", &out, &form);
   }
   for (; i < argc && failed >= 0; i++) {
     FILE *f = strcmp(argv[i], "-") == 0 ? stdin : fopen(argv[i], "r");
@@ -332,9 +339,9 @@ int cmd_score(int argc, char **argv) {
       failed = -1;
       break;
     }
-    long n = threads > 1 ? cli_score_parallel(&c.tasks, &c.contests,
+    long n = threads > 1 ? cli_score_parallel(&c.tasks, &c.contests, &form,
                                               (unsigned)threads, f, argv[i])
-                         : score_stream(&e, f, argv[i], &out);
+                         : score_stream(&e, f, argv[i], &out, &form);
     failed = n < 0 ? -1 : failed + n;
     if (f != stdin)
       fclose(f);

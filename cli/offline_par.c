@@ -34,6 +34,7 @@ typedef struct par_s {
   bool closing;
   const tally_taskset_t *tasks;
   const tally_contestset_t *contests;
+  const cli_out_t *form; /* how the results are written */
 } par_t;
 
 /* Scores batch b's lines, each into scratch (small and reused, so that
@@ -141,7 +142,8 @@ static int write_oldest(par_t *p, ring_t *r, long *failed, bool emit) {
   r->n--;
   int rc = b->rc;
   if (emit) {
-    fwrite(b->out.data, 1, b->out.len, stdout);
+    if (cli_write_results(p->form, b->out.data, b->out.len) != 0 && rc == 0)
+      rc = TALLY_EIO;
     *failed += b->failed;
     if (rc == TALLY_ENOMEM)
       fprintf(stderr, "tally: out of memory\n");
@@ -162,9 +164,10 @@ static void submit(par_t *p, batch_t *b) {
 }
 
 long cli_score_parallel(const tally_taskset_t *tasks,
-                        const tally_contestset_t *contests, unsigned threads,
-                        FILE *f, const char *name) {
-  par_t p = {.tasks = tasks, .contests = contests};
+                        const tally_contestset_t *contests,
+                        const cli_out_t *form, unsigned threads, FILE *f,
+                        const char *name) {
+  par_t p = {.tasks = tasks, .contests = contests, .form = form};
   pthread_mutex_init(&p.mu, NULL);
   pthread_cond_init(&p.work, NULL);
   pthread_cond_init(&p.done, NULL);

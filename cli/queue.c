@@ -486,9 +486,11 @@ static int entry_line(remote_t *r, tally_buf_t *b, const char *id,
 /* tally results --submission S: the result at the submission record's
  * result_entry; when retention trimmed it (or it never had one), the
  * stored job scored again with the task configs of --tasks, marked
- * "rebuilt": true, and said so on stderr. Returns an exit status. */
+ * "rebuilt": true, and said so on stderr; printed in form's form. Returns
+ * an exit status. */
 static int submission_result(remote_t *r, const char *sub,
-                             const char *plugin_dir, const char *tasks) {
+                             const char *plugin_dir, const char *tasks,
+                             const cli_out_t *form) {
   char key[1024];
   snprintf(key, sizeof(key), "%s:submission:%s", r->qprefix, sub);
   redisReply *h = cli_expect(
@@ -518,7 +520,7 @@ static int submission_result(remote_t *r, const char *sub,
       tally_buf_init(&b);
       got = entry_line(r, &b, entry, x->element[0]->element[1], false, false);
       if (got > 0)
-        fwrite(b.data, 1, b.len, stdout);
+        cli_write_results(form, b.data, b.len);
       tally_buf_close(&b);
     }
     freeReplyObject(x);
@@ -559,7 +561,7 @@ static int submission_result(remote_t *r, const char *sub,
               sub, why, r->results,
               rc == TALLY_EJOB ? ", which cannot score it" : "");
       tally_buf_putc(&out, '\n');
-      fwrite(out.data, 1, out.len, stdout);
+      cli_write_results(form, out.data, out.len);
       status = rc == TALLY_EJOB ? EXIT_JOB_FAILED : 0;
     }
     tally_buf_close(&extra);
@@ -577,12 +579,13 @@ int cmd_results(int argc, char **argv) {
   const char *submission = NULL, *tasks = NULL, *plugins = NULL;
   long count = 0; /* 0: no limit */
   bool follow = true, dead = false;
+  cli_out_t form = {CLI_OUT_AUTO, false};
   remote_init(&r);
   for (int i = 0; i < argc; i++) {
     int took = remote_flag(&r, argc, argv, &i);
     if (took < 0)
       goto bad_usage;
-    if (took > 0)
+    if (took > 0 || cli_out_flag(&form, argv[i]))
       continue;
     if (strcmp(argv[i], "--from") == 0 && i + 1 < argc)
       from = argv[++i];
@@ -607,7 +610,7 @@ int cmd_results(int argc, char **argv) {
   if (submission != NULL) {
     int st = remote_open_queue(&r);
     if (st == 0)
-      st = submission_result(&r, submission, plugins, tasks);
+      st = submission_result(&r, submission, plugins, tasks, &form);
     remote_close(&r);
     return st;
   }
@@ -690,8 +693,7 @@ int cmd_results(int argc, char **argv) {
         status = EXIT_CONFIG;
         break;
       }
-      fwrite(b.data, 1, b.len, stdout);
-      if (fflush(stdout) != 0) {
+      if (cli_write_results(&form, b.data, b.len) != 0 || fflush(stdout) != 0) {
         fprintf(stderr, "tally: cannot write: %s\n", strerror(errno));
         status = EXIT_JOB_FAILED;
         break;

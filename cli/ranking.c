@@ -360,7 +360,8 @@ static void ranking_free(ranking_t *rk) {
 int cmd_ranking(int argc, char **argv) {
   remote_t r;
   const char *contest = NULL, *by = NULL;
-  bool public = false, json = false;
+  bool public = false;
+  cli_out_t form = {CLI_OUT_AUTO, false};
   remote_init(&r);
   for (int i = 0; i < argc; i++) {
     int took = remote_flag(&r, argc, argv, &i);
@@ -372,13 +373,16 @@ int cmd_ranking(int argc, char **argv) {
       contest = argv[++i];
     else if (strcmp(argv[i], "--public") == 0)
     public = true;
-    else if (strcmp(argv[i], "--json") == 0) json = true;
+    else if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--text") == 0)
+        cli_out_flag(&form, argv[i]);
     else if (strcmp(argv[i], "--by") == 0 && i + 1 < argc && !by) by =
         argv[++i];
     else goto bad_usage;
   }
   if (contest == NULL)
     goto bad_usage;
+  /* A table on a terminal (or with --text), JSON elsewhere. */
+  bool json = !cli_out_human(&form);
   bool elo = by != NULL && strcmp(by, "elo") == 0;
   if (by != NULL && !elo && strcmp(by, "score") != 0) {
     fprintf(stderr,

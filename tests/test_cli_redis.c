@@ -392,6 +392,35 @@ Test(cli_redis, results_reads_bodies_in_order_across_batches) {
   tc_run_free(&r);
 }
 
+Test(cli_redis, results_and_dead_letters_read_as_text_with_text) {
+  freeReplyObject(cmd("SET tally:result:1-0:1:me %s",
+                      "{\"submission\":\"s0\",\"task\":\"sum\","
+                      "\"participant\":\"ann\",\"score\":7.5,"
+                      "\"max_score\":10,\"public_score\":2,"
+                      "\"max_public_score\":5,\"details\":[{\"idx\":\"t1\","
+                      "\"outcome\":\"Correct\",\"text\":[\"ok\"]}]}"));
+  freeReplyObject(cmd("XADD tally:results * submission s0 entry 1-0 body "
+                      "tally:result:1-0:1:me"));
+  freeReplyObject(cmd("XADD tally:dead * id 2-0 error %s deliveries 3 job %s",
+                      "task: unknown task \"x\"",
+                      "{\"submission\":\"s9\",\"task\":\"x\"}"));
+  tc_run_t r =
+      run((const char *[]){"results", "--redis", srv.url, "--from", "0",
+                           "--no-follow", "--text", "--details", NULL},
+          NULL);
+  cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+  cr_expect_str_eq(r.out, "s0  sum  ann  7.5/10  public 2/5\n"
+                          "  t1  Correct: ok\n");
+  tc_run_free(&r);
+  r = run((const char *[]){"results", "--redis", srv.url, "--from", "0",
+                           "--no-follow", "--dead", "--text", NULL},
+          NULL);
+  cr_expect_eq(r.status, 0, "stderr: %s", r.err);
+  cr_expect_str_eq(r.out, "dead 2-0  s9  after 3 deliveries: task: unknown "
+                          "task \"x\"\n");
+  tc_run_free(&r);
+}
+
 Test(cli_redis, status_estimates_the_memory_of_the_keys_entries_name) {
   /* Two results naming a 10,000-byte body each, one naming a key that
    * is gone, and an event naming a view. */

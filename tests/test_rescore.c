@@ -509,8 +509,8 @@ Test(rescore, waits_for_the_lock_of_another_rescore) {
 /* tally ranking */
 
 static tc_run_t ranking(const char *a1, const char *a2) {
-  const char *args[] = {"ranking", "--redis", srv.url, "--contest",
-                        "c1",      a1,        a2,      NULL};
+  const char *args[] = {"ranking", "--redis", srv.url, "--contest", "c1",
+                        "--text",  a1,        a2,      NULL};
   return tc_run(args, NULL, dir);
 }
 
@@ -528,6 +528,14 @@ Test(rescore, ranking_shares_ranks_between_equal_totals) {
   cr_assert_str_eq(lines[3], "   3  Carl            60     60     -");
   cr_assert_str_eq(lines[4], "   4  dave            40     40     -");
   cr_assert_str_eq(lines[5], "   5  eve              0     0*     -");
+  tc_run_free(&r);
+
+  /* Piped without --text, the same ranking is JSON. */
+  const char *piped[] = {"ranking",   "--redis", srv.url,
+                         "--contest", "c1",      NULL};
+  r = tc_run(piped, NULL, dir);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect(strncmp(r.out, "{\"contest\":\"c1\"", 15) == 0, "%s", r.out);
   tc_run_free(&r);
 
   /* Public: ties listed in byte order. */

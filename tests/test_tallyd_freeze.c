@@ -188,7 +188,7 @@ Test(tallyd_freeze, freezes_a_board_now_for_the_api_the_page_and_the_cli) {
 
   /* tally ranking --public: what the public sees, marked frozen; the
    * private ranking is live. */
-  t = tally("ranking", "--contest", "live", "--public", NULL);
+  t = tally("ranking", "--contest", "live", "--public", "--text");
   cr_expect_eq(t.status, 0, "%s", t.err);
   cr_expect(has(t.out, "alice") && has(t.out, "carol") && !has(t.out, "bob"),
             "%s", t.out);
@@ -205,7 +205,7 @@ Test(tallyd_freeze, freezes_a_board_now_for_the_api_the_page_and_the_cli) {
             "%s", t.out);
   cr_expect(!has(t.out, "bob"), "%s", t.out);
   tc_run_free(&t);
-  t = tally("ranking", "--contest", "live", NULL, NULL);
+  t = tally("ranking", "--contest", "live", "--text", NULL);
   cr_expect(has(t.out, "bob") && !has(t.out, "frozen"), "%s", t.out);
   tc_run_free(&t);
 
@@ -299,7 +299,7 @@ Test(tallyd_freeze, restores_a_configured_freeze_after_an_unfreeze) {
   cr_expect(ranking_becomes(
       "cfg", "\"frozen\":true,\"frozen_since\":\"2026-01-01T12:00:00Z\"",
       "\"bob\""));
-  t = tally("ranking", "--contest", "cfg", "--public", NULL);
+  t = tally("ranking", "--contest", "cfg", "--public", "--text");
   cr_expect(has(t.out, "alice") && !has(t.out, "bob") &&
                 has(t.out, "(frozen since 2026-01-01T12:00:00Z"),
             "%s", t.out);

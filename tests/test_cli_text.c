@@ -1,0 +1,173 @@
+/* Results people read: tally score and tally results print a line per
+ * submission on a terminal (or with --text), its subtasks and testcases,
+ * dimensions or validators with --details, and JSON elsewhere or with
+ * --json; tally ranking prints its table on a terminal and JSON when
+ * piped. */
+#include "cli_fixture.h"
+
+#include <criterion/criterion.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXAMPLES TALLY_SOURCE_DIR "/examples"
+
+static char dir[64];
+
+static void setup(void) {
+  tc_setup(dir, sizeof(dir), "cli-text");
+}
+
+TestSuite(cli_text, .init = setup, .fini = tc_teardown, .timeout = 60);
+
+/* tally score --tasks tasks [a1] [a2] jobs (flags after the files would
+ * be read as files). */
+static tc_run_t score(const char *a1, const char *a2, const char *tasks,
+                      const char *jobs) {
+  const char *args[7] = {"score", "--tasks", tasks};
+  size_t n = 3;
+  if (a1 != NULL)
+    args[n++] = a1;
+  if (a2 != NULL)
+    args[n++] = a2;
+  args[n] = jobs;
+  return tc_run(args, NULL, NULL);
+}
+
+Test(cli_text, score_text_prints_a_line_per_submission) {
+  tc_run_t r = score("--text", NULL, EXAMPLES "/tasks", EXAMPLES "/jobs.jsonl");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect_str_eq(r.out, "s-1042  aplusb  alice  20/100  public 0/0\n"
+                          "s-1043  aplusb  bob  0/100  public 0/0\n"
+                          "s-1044  sum  alice  23.1/42  public 2.1/10.5\n"
+                          "s-1045  product  carol  46.5/100  public 15/30\n"
+                          "s-1046  speed  bob  50/100  public 50/50\n");
+  tc_run_free(&r);
+}
+
+Test(cli_text, score_details_show_subtasks_and_testcases) {
+  tc_write_file("one.jsonl",
+                "{\"submission\": \"s-1042\", \"task\": \"aplusb\", "
+                "\"participant\": \"alice\", \"evaluations\": {\"000\": 1.0, "
+                "\"001\": {\"outcome\": 0.5, \"text\": [\"Output is "
+                "partially correct\"], \"time\": 0.12, \"memory\": 2048}, "
+                "\"big_0\": 1, \"big_1\": {\"outcome\": 0, \"text\": "
+                "[\"Execution timed out\"], \"time\": 1.5, \"memory\": "
+                "4096}}}\n");
+  tc_run_t r =
+      score("--text", "--details", EXAMPLES "/tasks", tc_at("one.jsonl"));
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect_str_eq(r.out,
+                   "s-1042  aplusb  alice  20/100  public 0/0\n"
+                   "  subtask 0: 20/40\n"
+                   "    000  Correct\n"
+                   "    001  Partially correct: Output is partially correct"
+                   "  time 0.12 s  memory 2048\n"
+                   "  subtask 1: 0/60\n"
+                   "    big_0  Correct\n"
+                   "    big_1  Not correct: Execution timed out  time 1.5 s"
+                   "  memory 4096\n");
+  tc_run_free(&r);
+}
+
+Test(cli_text, a_job_that_cannot_be_scored_reads_as_its_error) {
+  tc_write_file("bad.jsonl", "{\"submission\": \"x\", \"task\": \"sum\", "
+                             "\"evaluations\": {\"0\": 2}}\n");
+  tc_run_t r = score("--text", NULL, EXAMPLES "/tasks", tc_at("bad.jsonl"));
+  cr_expect_eq(r.status, 1);
+  cr_expect_str_eq(r.out, "x  error: evaluations[\"0\"]: outcome 2 is "
+                          "outside [0, 1]\n");
+  tc_run_free(&r);
+}
+
+Test(cli_text, challenge_details_show_each_dimension_with_its_weight) {
+  tc_run_t r = score("--text", "--details", EXAMPLES "/challenges/tasks",
+                     EXAMPLES "/challenges/jobs.jsonl");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect(strstr(r.out,
+                   "m-77  cipher  agent-7  672/1000  public 672/1000"
+                   "  draw\n"
+                   "  correctness (Correctness): 500 x weight 0.6 = "
+                   "300\n"
+                   "  speed (Speed): 858.333 x weight 0.2 = 171.667\n") != NULL,
+            "%s", r.out);
+  tc_run_free(&r);
+}
+
+Test(cli_text, agent_run_details_show_validators_metrics_dimensions) {
+  tc_run_t r = score("--text", "--details", EXAMPLES "/agent-runs/tasks",
+                     EXAMPLES "/agent-runs/jobs.jsonl");
+  /* The examples' last run is one that cannot be scored. */
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  const char *want[] = {
+      "run-1  fix-login  agent-alpha  99/100  public 99/100  valid  passed\n",
+      "  validator exact (exact_match): pass, score 1\n",
+      "  metric latency: 9000 ms\n", "  dimension latency: 0.965217",
+      "run-4  error: run.events: must be an array\n"};
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+    cr_expect(strstr(r.out, want[i]) != NULL, "no %s in:\n%s", want[i], r.out);
+  tc_run_free(&r);
+}
+
+Test(cli_text, piped_output_is_json_and_json_wins_last) {
+  tc_run_t r = score(NULL, NULL, EXAMPLES "/tasks", EXAMPLES "/jobs.jsonl");
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect(strncmp(r.out, "{\"submission\":\"s-1042\"", 22) == 0, "%s", r.out);
+  tc_run_free(&r);
+  r = score("--text", "--json", EXAMPLES "/tasks", EXAMPLES "/jobs.jsonl");
+  cr_expect(strncmp(r.out, "{\"submission\":\"s-1042\"", 22) == 0, "%s", r.out);
+  tc_run_free(&r);
+}
+
+/* Runs tally with its stdout (and stderr) on a pseudo-terminal, as a
+ * person's shell does; returns what it wrote (the caller frees it). */
+static char *on_a_terminal(const char *const *args, int *status) {
+  int master;
+  pid_t pid = forkpty(&master, NULL, NULL, NULL);
+  cr_assert_geq(pid, 0, "forkpty");
+  if (pid == 0) {
+    execv(TC_TALLY, (char *const *)args);
+    _exit(127);
+  }
+  size_t cap = 1 << 16, len = 0;
+  char *out = malloc(cap);
+  cr_assert_not_null(out);
+  for (;;) {
+    struct pollfd p = {master, POLLIN, 0};
+    if (poll(&p, 1, 20000) <= 0)
+      break;
+    ssize_t n = read(master, out + len, cap - len - 1);
+    if (n <= 0) /* EIO once the child has closed the terminal */
+      break;
+    len += (size_t)n;
+  }
+  out[len] = '\0';
+  close(master);
+  waitpid(pid, status, 0);
+  return out;
+}
+
+Test(cli_text, on_a_terminal_score_prints_for_people) {
+  int status;
+  char *out = on_a_terminal((const char *[]){"tally", "score", "--tasks",
+                                             EXAMPLES "/tasks",
+                                             EXAMPLES "/jobs.jsonl", NULL},
+                            &status);
+  cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+  /* The terminal turns each \n into \r\n. */
+  cr_expect(strstr(out, "s-1042  aplusb  alice  20/100  public 0/0\r\n"
+                        "s-1043  aplusb  bob  0/100  public 0/0\r\n") != NULL,
+            "%s", out);
+  free(out);
+  out = on_a_terminal((const char *[]){"tally", "score", "--json", "--tasks",
+                                       EXAMPLES "/tasks",
+                                       EXAMPLES "/jobs.jsonl", NULL},
+                      &status);
+  cr_expect(strncmp(out, "{\"submission\":\"s-1042\"", 22) == 0, "%s", out);
+  free(out);
+}
