@@ -64,6 +64,15 @@ void cli_human_result(tally_buf_t *b, const cJSON *res, bool details);
  * -1 when the write failed or memory ran out. */
 int cli_write_results(const cli_out_t *o, const char *data, size_t len);
 
+/* tally score --explain (cli/explain.c): scores one job line with e
+ * (scratch for its result) and appends to b its readable line and how its
+ * score comes out of its outcomes, dimensions or validators. A job that
+ * cannot be scored reads as its error, named by name and lineno, and adds
+ * 1 to *failed. Returns 0, or TALLY_ENOMEM. */
+int cli_explain(tally_engine_t *e, char *line, size_t len, const char *name,
+                unsigned long lineno, tally_buf_t *scratch, tally_buf_t *b,
+                long *failed);
+
 /* Prints the usage of every command to f. */
 void cli_usage(FILE *f);
 

@@ -16,7 +16,7 @@ typedef struct cli_command_s {
 static const cli_command_t commands[] = {
     {"score", cmd_score,
      "score (--task FILE | --tasks DIR) [--plugins DIR] [--threads N]\n"
-     "                     [--json | --text] [--details]\n"
+     "                     [--json | --text] [--details] [--explain]\n"
      "                     [--mode MODE | --elo | --pass-fail [--public]] "
      "[JOBS...]"},
     {"check", cmd_check, "check [--plugins DIR] FILE|DIR..."},
@@ -89,7 +89,8 @@ static const char notes[] =
     "scored\n"
     "       with another version than the current one)\n"
     "score: --threads N scores jobs on N threads, results in input order\n"
-    "       (default: one per CPU)\n"
+    "       (default: one per CPU); --explain says, for each job, how its\n"
+    "       score comes out of its outcomes, dimensions or validators\n"
     "score, results, ranking: on a terminal, a line per submission (with\n"
     "       --details its subtasks and testcases, dimensions or validators)\n"
     "       and a ranking's table; JSON elsewhere; --json or --text chooses\n"

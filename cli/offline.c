@@ -51,6 +51,43 @@ static long score_stream(tally_engine_t *e, FILE *f, const char *name,
                                                                     : sc.failed;
 }
 
+/* tally score --explain: each job's readable line and how its score comes
+ * out of it (cli/explain.c), one job after another. */
+typedef struct explain_ctx_s {
+  tally_engine_t *e;
+  tally_buf_t scratch, text;
+  const char *name;
+  long failed;
+} explain_ctx_t;
+
+static int explain_line(void *ctx, char *line, size_t len,
+                        unsigned long lineno) {
+  explain_ctx_t *x = ctx;
+  len = cli_trim_end(line, len);
+  if (len == 0)
+    return 0;
+  line[len] = '\0';
+  tally_buf_reset(&x->text);
+  if (cli_explain(x->e, line, len, x->name, lineno, &x->scratch, &x->text,
+                  &x->failed) != 0) {
+    fprintf(stderr, "tally: out of memory\n");
+    return TALLY_ENOMEM;
+  }
+  return fwrite(x->text.data, 1, x->text.len, stdout) == x->text.len
+             ? 0
+             : TALLY_EIO;
+}
+
+static int score_explain(tally_engine_t *e, int nfiles, char **files) {
+  explain_ctx_t x = {.e = e};
+  tally_buf_init(&x.scratch);
+  tally_buf_init(&x.text);
+  int status = cli_each_file_line(nfiles, files, &x.name, explain_line, &x);
+  tally_buf_close(&x.scratch);
+  tally_buf_close(&x.text);
+  return status != 0 ? status : x.failed > 0 ? EXIT_JOB_FAILED : 0;
+}
+
 /* tally score --mode: one participant's jobs for one task, each scored,
  * then combined into the task score under a score mode. */
 typedef struct mode_run_s {
@@ -245,10 +282,15 @@ int cmd_score(int argc, char **argv) {
   bool elo = false, pass_fail = false, public_view = false;
   long threads = 0;
   cli_out_t form = {CLI_OUT_AUTO, false};
+  bool explain = false;
   int i = 0;
   for (; i < argc; i++) {
     if (cli_out_flag(&form, argv[i]))
       continue;
+    if (strcmp(argv[i], "--explain") == 0) {
+      explain = true;
+      continue;
+    }
     if ((strcmp(argv[i], "--task") == 0 || strcmp(argv[i], "--tasks") == 0) &&
         i + 1 < argc && task_path == NULL)
       task_path = argv[++i];
@@ -285,6 +327,11 @@ int cmd_score(int argc, char **argv) {
                     "ratings, pass-fail boards, or one task score)\n");
     return EXIT_CONFIG;
   }
+  if (explain && (elo || pass_fail || mode_name != NULL)) {
+    fprintf(stderr, "tally: --explain: explains each job's result, not "
+                    "--elo, --pass-fail or --mode\n");
+    return EXIT_CONFIG;
+  }
   if (public_view && !pass_fail) {
     fprintf(stderr, "tally: --public: only with --pass-fail (the board as "
                     "the public sees it during the configured freeze)\n");
@@ -310,6 +357,13 @@ int cmd_score(int argc, char **argv) {
   tally_engine_init(&e, &c.tasks);
   e.contests = &c.contests;
   tally_buf_init(&out);
+  if (explain) {
+    status = score_explain(&e, argc - i, argv + i);
+    tally_buf_close(&out);
+    tally_engine_close(&e);
+    cli_close(&c);
+    return cli_flush_stdout(status, "the explanation");
+  }
   if (mode_name != NULL || elo || pass_fail) {
     status = elo ? cli_score_elo(&e, argc - i, argv + i, &out)
              : pass_fail

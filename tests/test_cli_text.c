@@ -171,3 +171,138 @@ Test(cli_text, on_a_terminal_score_prints_for_people) {
   cr_expect(strncmp(out, "{\"submission\":\"s-1042\"", 22) == 0, "%s", out);
   free(out);
 }
+
+Test(cli_text, explain_shows_each_subtask_reduced_under_its_score_type) {
+  const char *args[] = {"score",
+                        "--explain",
+                        "--tasks",
+                        EXAMPLES "/tasks",
+                        EXAMPLES "/jobs.jsonl",
+                        NULL};
+  tc_run_t r = tc_run(args, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *want[] = {
+      /* GroupMin, with the testcases' messages */
+      "s-1042  aplusb  alice  20/100  public 0/0\n"
+      "  GroupMin: a subtask is worth its maximum times the lowest outcome "
+      "of its testcases\n"
+      "  subtask 0 (max 40): lowest of 000: 1, 001: 0.5 (Output is "
+      "partially correct) -> 0.5; 0.5 x 40 = 20\n"
+      "  subtask 1 (max 60): lowest of big_0: 1, big_1: 0 (Execution timed "
+      "out) -> 0; 0 x 60 = 0\n"
+      "  total: the subtasks' sum, 20\n"
+      "  public: no subtask has every testcase public, 0\n",
+      /* a compilation failure */
+      "s-1043  aplusb  bob  0/100  public 0/0\n"
+      "  GroupMin: a subtask is worth its maximum times the lowest outcome "
+      "of its testcases\n"
+      "  the submission did not compile: every subtask scores 0\n",
+      /* Sum, and its public testcases */
+      "  Sum: each testcase is worth 10.5 times its outcome\n"
+      "  outcomes 0: 1, 1: 0.2, 2: 1, 3: 0; their sum 2.2 x 10.5 = 23.1\n"
+      "  public testcases 1: 0.2; their sum 0.2 x 10.5 = 2.1\n",
+      /* GroupMul, a public subtask */
+      "  subtask 1 (max 70): product of s2_a: 1, s2_b: 0.9, s1_a: 0.5 -> "
+      "0.45; 0.45 x 70 = 31.5\n"
+      "  total: the subtasks' sum, 46.5\n"
+      "  public: subtask 0 (every testcase public) count, 15\n",
+      /* GroupThreshold */
+      "  subtask 1 (max 50, threshold 0.5): large_0: 0.3, large_1: 0.7 -> 0; "
+      "0 x 50 = 0\n"};
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+    cr_expect(strstr(r.out, want[i]) != NULL, "no\n%s\nin:\n%s", want[i],
+              r.out);
+  tc_run_free(&r);
+}
+
+Test(cli_text, explain_rounds_where_the_task_rounds) {
+  tc_write_file("third.json",
+                "{\"name\": \"third\", \"score_type\": \"GroupMin\", "
+                "\"score_type_parameters\": [[10, 1]], \"score_precision\": "
+                "2, \"testcases\": {\"a\": true}}");
+  tc_write_file("third.jsonl", "{\"submission\": \"t\", \"evaluations\": "
+                               "{\"a\": 0.333333}}\n");
+  const char *args[] = {
+      "score", "--explain", "--task", tc_at("third.json"), tc_at("third.jsonl"),
+      NULL};
+  tc_run_t r = tc_run(args, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect(strstr(r.out, "  subtask 0 (max 10): lowest of a: 0.333333 -> "
+                          "0.333333; 0.333333 x 10 = 3.33333, rounded to "
+                          "3.33 (2 decimals)\n") != NULL,
+            "%s", r.out);
+  tc_run_free(&r);
+}
+
+Test(cli_text, explain_shows_dimensions_validators_and_checker_notes) {
+  const char *args[] = {"score",
+                        "--explain",
+                        "--tasks",
+                        EXAMPLES "/challenges/tasks",
+                        EXAMPLES "/challenges/jobs.jsonl",
+                        NULL};
+  tc_run_t r = tc_run(args, NULL, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect(strstr(r.out, "  speed: 858.333 x weight 0.2 = 171.667\n"
+                          "  completeness: 1000 x weight 0.2 = 200\n"
+                          "  total: the weighted scores' sum, 671.667 (at "
+                          "most 1000), rounded to 672; draw by the task's "
+                          "win and draw thresholds\n") != NULL,
+            "%s", r.out);
+  cr_expect(strstr(r.out, "  error: time_used: the match has no time_used: "
+                          "time_decay scores 0\n") != NULL,
+            "%s", r.out);
+  tc_run_free(&r);
+
+  const char *runs[] = {"score",
+                        "--explain",
+                        "--tasks",
+                        EXAMPLES "/agent-runs/tasks",
+                        EXAMPLES "/agent-runs/jobs.jsonl",
+                        NULL};
+  r = tc_run(runs, NULL, NULL);
+  cr_expect_eq(r.status, 1, "%s", r.err); /* the last run is refused */
+  const char *want[] = {
+      "  validator exact (exact_match): fail, score 0\n"
+      "    expected: Fixed the session check in login.py\n"
+      "    got: fixed the session check in login.py!\n",
+      "  dimension correctness: 1, weight 1, a gate at 0.5\n"
+      "  dimension reliability: 1, weight 2\n",
+      "  overall: 0.444401 by the hybrid strategy; score = overall x 100 = 44; "
+      "hybrid: non-gate weighted score 0.4444 below scorecard pass_threshold "
+      "0.6000\n",
+      "run-4  error: run.events: must be an array\n"};
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+    cr_expect(strstr(r.out, want[i]) != NULL, "no\n%s\nin:\n%s", want[i],
+              r.out);
+  tc_run_free(&r);
+
+  const char *bench[] = {"score",
+                         "--explain",
+                         "--tasks",
+                         EXAMPLES "/benchmarks/tasks",
+                         EXAMPLES "/benchmarks/jobs.jsonl",
+                         NULL};
+  r = tc_run(bench, NULL, NULL);
+  cr_expect(strstr(r.out, "model-a-gsm-1-1  gsm-1  model-a  0/1  public 0/1\n"
+                          "  Sum: each testcase is worth 1 times its "
+                          "outcome\n"
+                          "  outcomes answer: 0 (Output isn't correct); their "
+                          "sum 0 x 1 = 0\n"
+                          "  public testcases answer: 0 (Output isn't "
+                          "correct); their sum 0 x 1 = 0\n"
+                          "  answer, the checker's note: last number: "
+                          "expected \"72\", read \"70\"\n") != NULL,
+            "%s", r.out);
+  tc_run_free(&r);
+}
+
+Test(cli_text, explain_is_refused_with_a_mode_elo_or_pass_fail) {
+  const char *args[] = {"score",   "--explain",       "--mode", "max",
+                        "--tasks", EXAMPLES "/tasks", NULL};
+  tc_run_t r = tc_run(args, NULL, NULL);
+  cr_expect_eq(r.status, 2);
+  cr_expect(strstr(r.err, "--explain: explains each job's result") != NULL,
+            "%s", r.err);
+  tc_run_free(&r);
+}
