@@ -11,6 +11,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "config/jsonw.h"
 #include "contest/elo.h"
 
 /* flat is the place's HGETALL reply: submission id -> '1' or '0'
@@ -20,6 +21,23 @@
  * precision and rounding are those of the newest scored one of them. */
 bool tally_frozen_score(const redisReply *flat, double freeze, double *score,
                         bool *partial);
+
+/* A cell of a board opened (docs/scoreboard.md): of flat, a place's
+ * HGETALL reply as above, the submissions made before freeze (INFINITY:
+ * all), counted on the public side or with full on the full one. Appends
+ * to out the JSON members "score" (null when none counts), "partial",
+ * "score_mode", "submissions" (the official ones) and "subtasks": each
+ * subtask's score as the mode counts it, with the submission it comes
+ * from (under max_subtask, the first to reach the best; under max, the
+ * first best submission; under max_tokened_last, the better of the last
+ * official one and the best tokened one). The public side of a task of
+ * subtasks counts as one (the sum of those all of whose testcases are
+ * public, public_mask[k] for subtask k of nmask): it is shown as the
+ * subtasks of the submission that gives the public score, a score of null
+ * for one that is not public. [] for a task of one subtask. Returns 0, or
+ * TALLY_ENOMEM. */
+int tally_place_cell(const redisReply *flat, double freeze, bool full,
+                     const bool *public_mask, size_t nmask, tally_buf_t *out);
 
 /* flat is the HGETALL reply of a participant's matches in an arena
  * (<p>:{c}:matches:<u>): submission id -> "timestamp result opponent

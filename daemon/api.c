@@ -220,6 +220,7 @@ static void free_req(areq_t *q) {
   free(q->names);
   tally__api_free_row(&q->self);
   tally_icpc_subs_free(&q->icpc);
+  tally_buf_close(&q->cell);
   free(q);
 }
 
@@ -331,7 +332,8 @@ enum {
   GOT_ICPC,
   GOT_MATCHES,
   GOT_SUMMARY,
-  GOT_JOB
+  GOT_JOB,
+  GOT_CELL
 };
 
 static void summaries(areq_t *q);
@@ -419,6 +421,14 @@ static void on_reply(tally_cluster_t *k, redisReply *reply, void *priv) {
     tally_elo_t e;
     if (tally_frozen_elo(reply, q->freeze, &e))
       set_frozen_elo(q, c->w, &e);
+  } else if (c->what == GOT_CELL) {
+    const tally_contestset_t *cs = q->a->contests;
+    const tally_task_max_t *m =
+        cs != NULL ? tally_contestset_max(cs, q->task) : NULL;
+    if (tally_place_cell(reply, q->frozen ? q->freeze : INFINITY,
+                         q->private_view, m != NULL ? m->subtask_public : NULL,
+                         m != NULL ? m->nsubtasks : 0, &q->cell) != 0)
+      tally__api_fail(q, "%s", "out of memory");
   } else if (c->what == GOT_PLACE) {
     double score;
     bool partial;
@@ -751,6 +761,24 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
     snprintf(key, sizeof(key), "%s:contests", q->qprefix);
     const char *argv[] = {"SMEMBERS", key};
     ask(q, GOT_NAMES, NULL, 2, argv);
+  } else if (q->kind == REQ_CELL) {
+    /* The participant's place on the task: what the board's cell counts. */
+    const tally_contest_t *c = tally__api_config_of(q);
+    double since =
+        q->private_view ? NAN : tally__api_freeze_since(a, c, tally__api_now());
+    if (!isnan(since)) {
+      q->frozen = true;
+      q->freeze = since;
+    }
+    char tpart[800];
+    if (tally_rescore_key(part, sizeof(part), "", "", q->participant) != 0 ||
+        tally_rescore_key(tpart, sizeof(tpart), "", "", q->task) != 0) {
+      tally__api_fail(q, "%s", "too long an id");
+    } else {
+      snprintf(key, sizeof(key), "%s:pt:%s:%s", base, part, tpart);
+      const char *argv[] = {"HGETALL", key};
+      ask(q, GOT_CELL, NULL, 2, argv);
+    }
   } else if (q->kind == REQ_RANKING) {
     const tally_contest_t *c = tally__api_config_of(q);
     double since =
@@ -896,13 +924,20 @@ int tally_api_route(void *api, tally_http_req_t *r) {
     free(q);
     return tally__api_answer_now(r, 404,
                                  "not found: the API serves /api/contests, "
-                                 "/api/contests/C, /api/contests/C/ranking and "
+                                 "/api/contests/C, /api/contests/C/ranking, "
+                                 "/api/contests/C/ranking/P/T and "
                                  "/api/contests/C/participants/P");
   }
   if (*p == '\0') {
     q->kind = REQ_CONTEST;
-  } else if (strcmp(p, "/ranking") == 0) {
-    q->kind = REQ_RANKING;
+  } else if (strcmp(p, "/ranking") == 0 ||
+             (strncmp(p, "/ranking/", 9) == 0 &&
+              (p += 9, tally_http_segment(&p, q->participant,
+                                          sizeof(q->participant))) &&
+              *p == '/' &&
+              (p += 1, tally_http_segment(&p, q->task, sizeof(q->task))) &&
+              *p == '\0')) {
+    q->kind = q->task[0] != '\0' ? REQ_CELL : REQ_RANKING;
     const char *view = tally_http_arg(r, "view");
     if (view != NULL && strcmp(view, "private") == 0) {
       if (!tally__api_is_operator(a, r)) {

@@ -546,6 +546,37 @@ static void build_page(areq_t *q, tally_buf_t *b) {
     tally_icpc_board_free(&icpc);
 }
 
+/* A cell of the board opened: a participant's score on a task, subtask
+ * by subtask, with the headers and maxima the task config gives. */
+static void build_cell(areq_t *q, tally_buf_t *b) {
+  const tally_contestset_t *cs = q->a->contests;
+  const tally_task_max_t *m =
+      cs != NULL ? tally_contestset_max(cs, q->task) : NULL;
+  tally_buf_puts(b, "{\"contest\":");
+  tally_json_str(b, q->contest);
+  tally_buf_puts(b, ",\"participant\":");
+  tally_json_str(b, q->participant);
+  tally_buf_puts(b, ",\"task\":");
+  tally_json_str(b, q->task);
+  tally_buf_puts(b, q->private_view ? ",\"view\":\"private\""
+                                    : ",\"view\":\"public\"");
+  tally_buf_puts(b, q->frozen ? ",\"frozen\":true" : ",\"frozen\":false");
+  tally_buf_puts(b, ",\"max_score\":");
+  if (m != NULL)
+    tally_json_num(b, q->private_view ? m->max_score : m->max_public_score);
+  else
+    tally_buf_puts(b, "null");
+  tally_buf_puts(b, ",\"headers\":[");
+  for (size_t i = 0; m != NULL && i < m->nheaders; i++) {
+    if (i > 0)
+      tally_buf_putc(b, ',');
+    tally_json_str(b, m->headers[i]);
+  }
+  tally_buf_puts(b, "],");
+  tally_buf_put(b, q->cell.data != NULL ? q->cell.data : "", q->cell.len);
+  tally_buf_puts(b, "}\n");
+}
+
 void tally__api_build(areq_t *q) {
   tally_http_req_t *r = q->r;
   tally_buf_t *b = &r->reply.body;
@@ -570,6 +601,8 @@ void tally__api_build(areq_t *q) {
       const tally_contest_t *c = tally__api_config_of(q);
       if (c != NULL && c->scoring == TALLY_SCORING_PASS_FAIL && !b->oom)
         tally__api_keep_board(q->a, q, b->data, b->len);
+    } else if (q->kind == REQ_CELL) {
+      build_cell(q, b);
     } else {
       build_participant(q, b);
     }

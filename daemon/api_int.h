@@ -18,7 +18,7 @@
 #define API_TIMEOUT_MS 5000
 
 /* What a request asks for. */
-enum { REQ_LIST, REQ_CONTEST, REQ_RANKING, REQ_PARTICIPANT };
+enum { REQ_LIST, REQ_CONTEST, REQ_RANKING, REQ_PARTICIPANT, REQ_CELL };
 
 /* One row of a ranking, or one submission of a participant. */
 typedef struct row_s {
@@ -62,6 +62,10 @@ typedef struct areq_s {
   bool more;    /* rows after the page */
   /* A pass-fail contest's ranking: the submissions of its rows' places. */
   tally_icpc_subs_t icpc;
+  /* A cell of the board opened (REQ_CELL): its task, and the members
+   * tally_place_cell wrote of the participant's place. */
+  char task[256];
+  tally_buf_t cell;
 } areq_t;
 
 /* api.c: one of the API's handles closed (tally_api_close's callback

@@ -237,6 +237,74 @@ static void icpc_rows(tally_buf_t *b, const tally_board_t *board) {
   }
 }
 
+/* One time of the contest's clock: a label and an RFC 3339 <time>. */
+static void clock_time(tally_buf_t *b, const char *label, double t,
+                       bool *first) {
+  if (isnan(t))
+    return;
+  char when[64];
+  tally_rfc3339_text(t, when, sizeof(when));
+  tally_buf_puts(b, *first ? "" : " · ");
+  tally_buf_puts(b, label);
+  tally_buf_puts(b, " <time datetime=\"");
+  tally_buf_puts(b, when);
+  tally_buf_puts(b, "\">");
+  tally_buf_puts(b, when);
+  tally_buf_puts(b, "</time>");
+  *first = false;
+}
+
+/* The contest's clock, when its config gives times: start, end and the
+ * configured freeze, and (the script fills it) where the contest stands. */
+static void contest_clock(tally_buf_t *b, const tally_contest_t *c) {
+  if (c == NULL || (isnan(c->start) && isnan(c->end)))
+    return;
+  tally_buf_puts(b, "<p class=\"clock\" id=\"clock\"");
+  char num[64];
+  if (!isnan(c->start)) {
+    snprintf(num, sizeof(num), " data-start=\"%.3f\"", c->start);
+    tally_buf_puts(b, num);
+  }
+  if (!isnan(c->end)) {
+    snprintf(num, sizeof(num), " data-end=\"%.3f\"", c->end);
+    tally_buf_puts(b, num);
+  }
+  tally_buf_putc(b, '>');
+  bool first = true;
+  clock_time(b, "Start", c->start, &first);
+  clock_time(b, "End", c->end, &first);
+  clock_time(b, "Freeze", c->freeze, &first);
+  tally_buf_puts(b, " <span id=\"clock-now\"></span></p>\n");
+}
+
+/* The score board's second header row: each task's public maximum (what
+ * its cells can reach) and the total's. */
+static void max_row(tally_buf_t *b, const tally_board_t *board, int precision) {
+  double total = 0;
+  tally_buf_t cells;
+  tally_buf_init(&cells);
+  for (size_t i = 0; i < board->ntasks; i++) {
+    const tally_task_max_t *m =
+        board->cs != NULL ? tally_contestset_max(board->cs, board->tasks[i])
+                          : NULL;
+    tally_buf_puts(&cells, "<td>");
+    if (m != NULL) {
+      number(&cells, m->max_public_score, precision);
+      total += m->max_public_score;
+    } else {
+      tally_buf_putc(&cells, '-');
+    }
+    tally_buf_puts(&cells, "</td>");
+  }
+  tally_buf_puts(b, "<tr class=\"max\"><td></td><td>Maximum</td><td></td>"
+                    "<td class=\"total\">");
+  number(b, total, precision);
+  tally_buf_puts(b, "</td>");
+  tally_buf_put(b, cells.data != NULL ? cells.data : "", cells.len);
+  tally_buf_puts(b, "</tr>");
+  tally_buf_close(&cells);
+}
+
 void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
   const tally_contest_t *c = board->config;
   const char *title = c != NULL ? c->title : board->contest;
@@ -246,6 +314,7 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
   text(b, title);
   tally_buf_puts(b, "</h1>\n<p class=\"note\"><a href=\"/\">Contests</a> · "
                     "<span id=\"live\">static</span></p>\n");
+  contest_clock(b, c);
   if (board->frozen)
     tally_buf_puts(b, "<p class=\"frozen\">The board is frozen: submissions "
                       "made since the freeze are not shown.</p>\n");
@@ -334,7 +403,10 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
       any_hidden |= hidden;
     }
   }
-  tally_buf_puts(b, "</tr></thead>\n<tbody>\n");
+  tally_buf_puts(b, "</tr>");
+  if (!board->elo && board->icpc == NULL)
+    max_row(b, board, precision);
+  tally_buf_puts(b, "</thead>\n<tbody>\n");
   if (board->icpc != NULL)
     icpc_rows(b, board);
   long rank = 0;
@@ -384,7 +456,7 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
       f = f < 0 ? 0 : f > 1 ? 1 : f;
       char hue[32];
       snprintf(hue, sizeof(hue), "\" class=\"h%d", (int)lround(f * (HUES - 1)));
-      tally_buf_puts(b, "\" data-s=\"");
+      tally_buf_puts(b, "\" tabindex=\"0\" data-s=\"");
       tally_json_num(b, s);
       tally_buf_puts(b, hue);
       tally_buf_puts(b, partial ? " partial\">" : "\">");
@@ -408,7 +480,9 @@ void tally_page_board(tally_buf_t *b, const tally_board_t *board) {
                       "first.</p>\n");
   else if (!board->elo)
     tally_buf_puts(b, "<p class=\"note\">* partial: a submission of that "
-                      "task could not be scored and counts 0.</p>\n");
+                      "task could not be scored and counts 0. Open a score "
+                      "to see it subtask by subtask.</p>\n<div id=\"cell\" "
+                      "class=\"cell\" hidden></div>\n");
   tally_buf_puts(b, "<script>");
   tally_buf_puts(b, tally_web_board_js);
   tally_buf_puts(b, "</script>\n</body></html>\n");

@@ -455,6 +455,7 @@ void tally_contestset_close(tally_contestset_t *cs) {
     for (size_t k = 0; k < cs->maxes[i].nheaders; k++)
       free(cs->maxes[i].headers[k]);
     free(cs->maxes[i].headers);
+    free(cs->maxes[i].subtask_public);
   }
   free(cs->maxes);
   memset(cs, 0, sizeof(*cs));
@@ -701,6 +702,10 @@ int tally_contestset_check_tasks(tally_contestset_t *cs,
       if (t->subtasks[k].header != NULL &&
           (m->headers[m->nheaders] = strdup(t->subtasks[k].header)) != NULL)
         m->nheaders++;
+    m->nsubtasks = 0;
+    m->subtask_public = calloc(t->nsubtasks + 1, sizeof(bool));
+    for (size_t k = 0; m->subtask_public != NULL && k < t->nsubtasks; k++)
+      m->subtask_public[m->nsubtasks++] = t->subtasks[k].all_public;
     cs->nmaxes++;
   }
   for (size_t i = 0; i < cs->count; i++) {

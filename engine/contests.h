@@ -85,6 +85,11 @@ typedef struct tally_task_max_s {
   int score_precision;
   char **headers;
   size_t nheaders;
+  /* A group type's subtasks, as a board's opened cell shows them: each
+   * one's whether every testcase of it is public (so that it counts in
+   * the public score); NULL and 0 for a task of one subtask. */
+  bool *subtask_public;
+  size_t nsubtasks;
 } tally_task_max_t;
 
 typedef struct tally_contestset_s {

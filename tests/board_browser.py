@@ -272,8 +272,6 @@ def main():
             fail(f"carol should lead: {rows}")
         if browser.eval("location.href") != base + "/contests/c1":
             fail("the page was reloaded")
-        if a.screenshot:
-            browser.screenshot(a.screenshot)
 
         # tallyd restarts on the same port: the page follows on.
         tallyd.terminate()
@@ -287,6 +285,46 @@ def main():
         rows = json.loads(browser.eval(ROWS))
         print(f"ok: the board followed 2 posts live, across a restart: "
               f"{rows}")
+
+        # Each task's public maximum under its header, and the total's.
+        maxima = json.loads(browser.eval(
+            "JSON.stringify(Array.from(document.querySelector('#board "
+            "thead tr.max').cells).map(c => c.textContent))"))
+        if maxima != ["", "Maximum", "", "40.5", "10.5", "30"]:
+            fail(f"the maxima row: {maxima}")
+        # A score opened: the participant's subtasks, as the API counts
+        # them; then another, by keyboard (Enter on the focused cell).
+        panel = "document.getElementById('cell')"
+        browser.eval("document.querySelector('#board tr[data-p=\"carol\"] "
+                     "td[data-t=\"product\"]').click()")
+        opened = ("!" + panel + ".hidden && " + panel +
+                  ".textContent.includes('{}')")
+        if browser.wait(opened.format("Carol · product: 30 of 30")) is None:
+            fail(f"carol's product cell did not open: "
+                 f"{browser.eval(panel + '.textContent')}")
+        lines = json.loads(browser.eval(
+            "JSON.stringify(Array.from(" + panel + ".querySelectorAll('tr'))"
+            ".map(r => Array.from(r.cells).map(c => c.textContent)))"))
+        want = api("/api/contests/c1/ranking/carol/product")
+        if lines != [["Subtask 0 (30)", "30", "s3"],
+                     ["Subtask 1 (70)", "not public", ""]] or \
+                want["subtasks"] != [{"score": 30, "submission": "s3"},
+                                     {"score": None, "submission": None}]:
+            fail(f"carol's subtasks: {lines}, the API's {want}")
+        browser.eval("(function(){var td=document.querySelector('#board "
+                     "tr[data-p=\"bob\"] td[data-t=\"product\"]');"
+                     "td.focus();td.dispatchEvent(new KeyboardEvent("
+                     "'keydown',{key:'Enter',bubbles:true}));})()")
+        if browser.wait(opened.format("Bob · product: 30 of 30")) is None:
+            fail(f"bob's product cell did not open by keyboard: "
+                 f"{browser.eval(panel + '.textContent')}")
+        print("ok: the maxima row, and a score opened subtask by subtask "
+              "(click and keyboard), as the API counts it")
+        if a.screenshot:
+            browser.eval("document.querySelector('#board tr[data-p=\"carol\"] "
+                         "td[data-t=\"product\"]').click()")
+            browser.wait(opened.format("Carol · product"))
+            browser.screenshot(a.screenshot)
 
         # An arena: the Elo table with W/D/L, live.
         browser.open(base + "/contests/arena")
@@ -388,6 +426,14 @@ def main():
         wait_live()
         if browser.wait(ROWS + ".includes('\"alice\"')") is None:
             fail(f"cf's first row never came: {browser.eval(ROWS)}")
+        # The contest's clock: its times, and where it stands.
+        clock = browser.eval("document.getElementById('clock').textContent")
+        if not re.fullmatch(r"Start 2026-01-01T00:00:00Z · End "
+                            r"2099-01-01T00:00:00Z · Freeze "
+                            r"2026-01-01T12:00:00Z \(running: \d+ days "
+                            r"\d+:\d\d:\d\d left\)", clock):
+            fail(f"the clock: {clock!r}")
+        print(f"ok: the clock: {clock}")
         tally_contest("freeze", "cf")
         wait_frozen(True)
         # The page reloads itself once tallyd sees the freeze (each second).

@@ -390,6 +390,30 @@ Test(tallyd_api, the_public_board_freezes_as_domjudge_does) {
   r = get("/api/contests/c2/participants/bob", TOKEN);
   cr_expect(has(r.body, "\"submission\":\"f2\""), "%s", r.body);
   free(r.body);
+  /* An opened cell counts as its board: frozen in public, live with the
+   * operator's token. */
+  r = get("/api/contests/c2/ranking/bob/sum", NULL);
+  cr_expect_eq(r.status, 200, "%s", r.body);
+  cr_expect(has(r.body, "\"view\":\"public\",\"frozen\":true,"
+                        "\"max_score\":10.5,\"headers\":[],\"score\":null,"),
+            "%s", r.body);
+  free(r.body);
+  r = get("/api/contests/c2/ranking/carol/sum", NULL);
+  cr_expect(has(r.body, "\"score\":0,\"partial\":false,\"score_mode\":"
+                        "\"max_subtask\",\"submissions\":1,"),
+            "%s", r.body);
+  free(r.body);
+  r = get("/api/contests/c2/ranking/bob/sum?view=private", TOKEN);
+  cr_expect(has(r.body, "\"view\":\"private\",\"frozen\":false,"
+                        "\"max_score\":42,\"headers\":[],\"score\":42,"),
+            "%s", r.body);
+  free(r.body);
+  r = get("/api/contests/c2/ranking/bob/sum?view=private", NULL);
+  cr_expect_eq(r.status, 401, "%s", r.body);
+  free(r.body);
+  r = get("/api/contests/c2/ranking/bob/", NULL);
+  cr_expect_eq(r.status, 404, "%s", r.body);
+  free(r.body);
 
   contest_cmd("unfreeze");
   bool thawed = false;

@@ -3,7 +3,9 @@
 // the page follows the contest's Server-Sent Events and moves rows.
 (function () {
   'use strict';
+  clock();
   var table = document.getElementById('board');
+  if (table) cells(table);
   if (!table || !window.EventSource) return;
   var d = table.dataset;
   var contest = d.contest, precision = +d.precision, elo = d.ranking === 'elo';
@@ -50,6 +52,7 @@
     if (!elo) r.cells[3].className = 'total';
     if (!elo) tasks.forEach(function (t) {
       var td = r.insertCell(); td.dataset.t = t; td.textContent = '-';
+      td.tabIndex = 0;
     });
     r.cells[0].className = 'rank';
     rows.push(r);
@@ -91,6 +94,7 @@
       td.textContent = fmt(ev.score) + (ev.partial ? '*' : '');
       td.classList.toggle('partial', ev.partial);
       colour(td, ev.score, ev.task);
+      if (td === opened) openCell(td);
       // The total adds the task scores in task name order, as tally does.
       var total = 0;
       order.forEach(function (t) {
@@ -174,4 +178,78 @@
     });
   }
   listen(function (e) { push(e.type, e); });
+
+  // The contest's clock: where it stands, each second.
+  function clock() {
+    var p = document.getElementById('clock'), now = document.getElementById('clock-now');
+    if (!p || !now) return;
+    var start = p.dataset.start ? +p.dataset.start : null;
+    var end = p.dataset.end ? +p.dataset.end : null;
+    function span(s) {
+      s = Math.max(0, Math.floor(s));
+      var d = Math.floor(s / 86400), h = Math.floor(s / 3600) % 24;
+      var m = Math.floor(s / 60) % 60, x = s % 60;
+      return (d > 0 ? d + (d === 1 ? ' day ' : ' days ') : '') + h + ':' +
+        (m < 10 ? '0' : '') + m + ':' + (x < 10 ? '0' : '') + x;
+    }
+    function tick() {
+      var t = Date.now() / 1000;
+      now.textContent = start !== null && t < start ? '(starts in ' + span(start - t) + ')'
+        : end !== null && t < end ? '(running: ' + span(end - t) + ' left)'
+        : end !== null ? '(ended)' : '(running)';
+    }
+    tick();
+    setInterval(tick, 1000);
+  }
+
+  // A score opened (a click, or Enter on the focused cell): the
+  // participant's score on that task subtask by subtask, as the API
+  // counts it (/api/contests/C/ranking/P/T), under the table.
+  var opened = null;
+  function openCell(td) {
+    var panel = document.getElementById('cell');
+    var p = td.parentNode.dataset.p, t = td.dataset.t;
+    if (!panel || !p || !t) return;
+    opened = td;
+    var url = '/api/contests/' + encodeURIComponent(table.dataset.contest) +
+      '/ranking/' + encodeURIComponent(p) + '/' + encodeURIComponent(t);
+    fetch(url).then(function (r) { return r.json(); }).then(function (c) {
+      if (opened !== td) return;
+      var prec = +table.dataset.precision;
+      function f(x) { return x === null ? 'not public' : String(+(+x).toFixed(prec)); }
+      var people = JSON.parse(table.dataset.people || '{}');
+      panel.textContent = '';
+      var h = document.createElement('h2');
+      h.textContent = (people[p] ? people[p][0] : p) + ' · ' + t + ': ' +
+        (c.score === null ? 'no score' : f(c.score) + ' of ' + f(c.max_score)) +
+        (c.frozen ? ' (frozen)' : '');
+      panel.appendChild(h);
+      var note = document.createElement('p');
+      note.className = 'note';
+      note.textContent = c.submissions + (c.submissions === 1 ? ' submission' : ' submissions') +
+        ', counted by ' + c.score_mode + (c.partial ? '; one could not be scored' : '');
+      panel.appendChild(note);
+      if (c.subtasks.length) {
+        var tb = document.createElement('table');
+        c.subtasks.forEach(function (s, i) {
+          var r = tb.insertRow();
+          [c.headers[i] || 'Subtask ' + i, f(s.score), s.submission || ''].forEach(function (x) {
+            r.insertCell().textContent = x;
+          });
+        });
+        panel.appendChild(tb);
+      }
+      panel.hidden = false;
+    }, function () {});
+  }
+  function cells(table) {
+    function pick(e) {
+      var td = e.target.closest && e.target.closest('td[data-t]');
+      if (!td || td.textContent === '-') return;
+      if (e.type === 'keydown' && e.key !== 'Enter') return;
+      openCell(td);
+    }
+    table.addEventListener('click', pick);
+    table.addEventListener('keydown', pick);
+  }
 })();

@@ -14,6 +14,7 @@
 #include "contest/frozen.h"
 #include "contest/icpc_place.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 
 #include <stdint.h>
@@ -60,7 +61,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   double score;
   bool partial;
-  tally_frozen_score(&flat, freeze, &score, &partial);
+  bool counted = tally_frozen_score(&flat, freeze, &score, &partial);
+  /* An opened cell of the same place: JSON members, whose score is the
+   * frozen score, on either side, with any public mask. */
+  bool mask[3] = {true, false, true};
+  for (int full = 0; full < 2; full++) {
+    tally_buf_t cell;
+    tally_buf_init(&cell);
+    tally_buf_putc(&cell, '{');
+    if (tally_place_cell(&flat, freeze, full == 1, mask, full ? 0 : 3, &cell) !=
+        0)
+      abort();
+    tally_buf_putc(&cell, '}');
+    cJSON *j = cJSON_ParseWithLength(cell.data, cell.len);
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "score");
+    /* (A score that is not finite is written as null.) */
+    bool same = !counted ? cJSON_IsNull(sc)
+                : isfinite(score)
+                    ? cJSON_IsNumber(sc) && sc->valuedouble == score
+                    : cJSON_IsNull(sc);
+    if (j == NULL || !cJSON_IsArray(cJSON_GetObjectItem(j, "subtasks")) ||
+        (full == 0 && !same))
+      abort();
+    cJSON_Delete(j);
+    tally_buf_close(&cell);
+  }
   tally_icpc_subs_t subs = {0};
   if (tally_icpc_place_read(&subs, &flat, "u", "t") != 0 ||
       tally_icpc_place_read(&subs, &flat, "v", "t") != 0)
