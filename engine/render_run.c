@@ -1,6 +1,8 @@
 /* The result of an agent_run task's run: its score out of max_score, the
- * verdict and validity, and the evaluation object (whole in details, as
- * the feedback level shows it in public_details). */
+ * verdict and validity, and the evaluation object (as the reference writes
+ * it in details; in public_details and the views, for contestants:
+ * without the validators' raw output, with the dimensions' weights, and
+ * under restricted feedback without the actual and expected values). */
 #include "engine/render_run.h"
 #include "engine/render.h"
 
@@ -40,9 +42,12 @@ int tally_render_run(tally_buf_t *b, const tally_task_t *task,
                           : "no overall score: nothing was available");
   }
   tally_buf_puts(b, ",\"details\":");
-  tally_es_render(b, ev, false);
+  tally_es_render(b, ev, TALLY_ES_REFERENCE);
   tally_buf_puts(b, ",\"public_details\":");
-  tally_es_render(b, ev, task->feedback_level != TALLY_FEEDBACK_FULL);
+  tally_es_render(b, ev,
+                  task->feedback_level != TALLY_FEEDBACK_FULL
+                      ? TALLY_ES_RESTRICTED
+                      : TALLY_ES_PUBLIC);
   if (extra != NULL) {
     tally_buf_putc(b, ',');
     tally_buf_puts(b, extra);
@@ -59,6 +64,10 @@ void tally_render_run_view(tally_buf_t *b, const tally_task_t *task,
   put_num(b, "max_score", full ? task->max_score : task->max_public_score);
   put_verdict(b, ev);
   tally_buf_puts(b, ",\"details\":");
-  tally_es_render(b, ev, !full && task->feedback_level != TALLY_FEEDBACK_FULL);
+  tally_es_render(b, ev,
+                  full ? TALLY_ES_PUBLIC
+                  : task->feedback_level != TALLY_FEEDBACK_FULL
+                      ? TALLY_ES_RESTRICTED
+                      : TALLY_ES_PUBLIC);
   tally_buf_putc(b, '}');
 }

@@ -86,10 +86,23 @@ int tally_es_evaluate(tally_es_eval_t *e, const tally_es_spec_t *spec,
                       const tally_es_run_t *run);
 void tally_es_eval_free(tally_es_eval_t *e);
 
-/* Appends the evaluation object (the reference's RunAgentEvaluation) to b.
- * When public, the validator results leave out actual_value,
- * expected_value and raw_output. */
-void tally_es_render(tally_buf_t *b, const tally_es_eval_t *e, bool public);
+/* How tally_es_render writes the evaluation: as the reference does
+ * (details, and a token's full view); for contestants, without the
+ * validators' raw_output (their actual and expected values, reason and
+ * evidence are in the result already: the reference's raw output says
+ * them again) and with each dimension result's weight; or for
+ * contestants under restricted feedback, without actual_value and
+ * expected_value either. */
+typedef enum tally_es_form_e {
+  TALLY_ES_REFERENCE = 0,
+  TALLY_ES_PUBLIC,
+  TALLY_ES_RESTRICTED
+} tally_es_form_t;
+
+/* Appends the evaluation object (the reference's RunAgentEvaluation) to b,
+ * in form's form. */
+void tally_es_render(tally_buf_t *b, const tally_es_eval_t *e,
+                     tally_es_form_t form);
 
 /* "valid", "degraded" or "invalid". */
 const char *tally_es_validity_name(const tally_es_eval_t *e);

@@ -40,7 +40,8 @@ static const char *state_name(tally_es_state_t s) {
 }
 
 static void validator(tally_buf_t *b, const tally_es_vresult_t *v,
-                      bool public) {
+                      tally_es_form_t form) {
+  bool public = form == TALLY_ES_RESTRICTED;
   bool first = true;
   tally_buf_putc(b, '{');
   str_member(b, "key", v->decl->key, &first);
@@ -81,7 +82,7 @@ static void validator(tally_buf_t *b, const tally_es_vresult_t *v,
       str_member(b, "field_path", v->source.field, &f2);
     tally_buf_putc(b, '}');
   }
-  if (!public) {
+  if (form == TALLY_ES_REFERENCE) {
     key(b, "raw_output", &first);
     if (v->raw != NULL)
       tally_go_marshal(b, v->raw);
@@ -149,7 +150,8 @@ static int cmp_dim(const void *pa, const void *pb) {
   return strcmp(a->decl->key, b->decl->key);
 }
 
-void tally_es_render(tally_buf_t *b, const tally_es_eval_t *e, bool public) {
+void tally_es_render(tally_buf_t *b, const tally_es_eval_t *e,
+                     tally_es_form_t form) {
   const tally_es_spec_t *s = e->spec;
   bool first = true;
   tally_buf_putc(b, '{');
@@ -161,7 +163,7 @@ void tally_es_render(tally_buf_t *b, const tally_es_eval_t *e, bool public) {
   for (size_t i = 0; i < s->nvalidators; i++) {
     if (i > 0)
       tally_buf_putc(b, ',');
-    validator(b, &e->validators[i], public);
+    validator(b, &e->validators[i], form);
   }
   tally_buf_putc(b, ']');
   if (e->run->njudges > 0) {
@@ -196,6 +198,8 @@ void tally_es_render(tally_buf_t *b, const tally_es_eval_t *e, bool public) {
       str_member(b, "reason", d->reason, &f2);
     if (d->decl->better_direction[0] != '\0')
       str_member(b, "better_direction", d->decl->better_direction, &f2);
+    if (form != TALLY_ES_REFERENCE) /* absent counts 1 */
+      num_member(b, "weight", d->decl->weight.set ? d->decl->weight.v : 1, &f2);
     tally_buf_putc(b, '}');
   }
   tally_buf_putc(b, ']');

@@ -5,6 +5,7 @@
  * piped. */
 #include "cli_fixture.h"
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <poll.h>
 #include <pty.h>
@@ -304,5 +305,43 @@ Test(cli_text, explain_is_refused_with_a_mode_elo_or_pass_fail) {
   cr_expect_eq(r.status, 2);
   cr_expect(strstr(r.err, "--explain: explains each job's result") != NULL,
             "%s", r.err);
+  tc_run_free(&r);
+}
+
+Test(cli_text, an_agent_runs_public_details_say_each_thing_once_with_weights) {
+  const char *args[] = {"score",
+                        "--json",
+                        "--tasks",
+                        EXAMPLES "/agent-runs/tasks",
+                        EXAMPLES "/agent-runs/jobs.jsonl",
+                        NULL};
+  tc_run_t r = tc_run(args, NULL, NULL);
+  cr_expect_eq(r.status, 1, "%s", r.err); /* the last run is refused */
+  char *nl = strchr(r.out, '\n');
+  cr_assert_not_null(nl, "%s", r.out);
+  *nl = '\0';
+  cJSON *res = cJSON_Parse(r.out);
+  cr_assert_not_null(res, "%s", r.out);
+  const cJSON *det = cJSON_GetObjectItem(res, "details");
+  const cJSON *pub = cJSON_GetObjectItem(res, "public_details");
+  const cJSON *dv =
+      cJSON_GetArrayItem(cJSON_GetObjectItem(det, "validator_results"), 0);
+  const cJSON *pv =
+      cJSON_GetArrayItem(cJSON_GetObjectItem(pub, "validator_results"), 0);
+  /* details are the reference's evaluation, raw output included; the
+   * public details do not say it all again. */
+  cr_expect(cJSON_HasObjectItem(dv, "raw_output"));
+  cr_expect_not(cJSON_HasObjectItem(pv, "raw_output"));
+  /* (the default feedback, restricted: no values either) */
+  cr_expect_not(cJSON_HasObjectItem(pv, "actual_value"));
+  const cJSON *dd =
+      cJSON_GetArrayItem(cJSON_GetObjectItem(det, "dimension_results"), 1);
+  const cJSON *pd =
+      cJSON_GetArrayItem(cJSON_GetObjectItem(pub, "dimension_results"), 1);
+  cr_expect_not(cJSON_HasObjectItem(dd, "weight"));
+  cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(pd, "dimension")),
+                   "reliability");
+  cr_expect_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(pd, "weight")), 2);
+  cJSON_Delete(res);
   tc_run_free(&r);
 }
