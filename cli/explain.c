@@ -279,11 +279,15 @@ static void explain_run(tally_buf_t *b, const tally_engine_t *e,
     }
     if (verdict != NULL && strcmp(verdict, "pass") != 0) {
       const char *seen[] = {"expected_value", "actual_value"};
+      const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(v, "type"));
+      bool regex = type != NULL && strcmp(type, "regex_match") == 0;
       for (size_t i = 0; i < 2; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, seen[i]);
         if (x == NULL)
           continue;
-        tally_buf_puts(b, i == 0 ? "    expected: " : "    got: ");
+        tally_buf_puts(b, i == 0
+                              ? (regex ? "    the pattern: " : "    expected: ")
+                              : (regex ? "    does not match: " : "    got: "));
         put_short(b, x);
         tally_buf_putc(b, '\n');
       }

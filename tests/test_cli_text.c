@@ -345,3 +345,50 @@ Test(cli_text, an_agent_runs_public_details_say_each_thing_once_with_weights) {
   cJSON_Delete(res);
   tc_run_free(&r);
 }
+
+Test(cli_text, explain_names_a_schemas_failure_and_a_patterns_miss) {
+  char *text = tc_slurp(EXAMPLES "/agent-runs/tasks/fix-login.json");
+  cJSON *task = cJSON_Parse(text);
+  free(text);
+  cr_assert_not_null(task);
+  cJSON *vs = cJSON_GetObjectItem(cJSON_GetObjectItem(task, "evaluation_spec"),
+                                  "validators");
+  cJSON_AddItemToArray(
+      vs,
+      cJSON_Parse("{\"key\":\"shape\",\"type\":\"json_schema\",\"target\":"
+                  "\"case.payload\",\"expected_from\":\"literal:{\\\"type\\\":"
+                  "\\\"object\\\",\\\"additionalProperties\\\":false,"
+                  "\\\"properties\\\":{\\\"ticket\\\":{}}}\"}"));
+  cJSON_AddItemToArray(
+      vs,
+      cJSON_Parse("{\"key\":\"digits\",\"type\":\"regex_match\",\"target\":"
+                  "\"final_output\",\"expected_from\":\"literal:^[0-9]+$\"}"));
+  char *out = cJSON_Print(task);
+  tc_write_file("fix-login.json", out);
+  free(out);
+  cJSON_Delete(task);
+  char *jobs = tc_slurp(EXAMPLES "/agent-runs/jobs.jsonl");
+  *strchr(jobs, '\n') = '\0';
+  tc_write_file("run.jsonl", jobs);
+  free(jobs);
+  const char *args[] = {"score",
+                        "--explain",
+                        "--task",
+                        tc_at("fix-login.json"),
+                        tc_at("run.jsonl"),
+                        NULL};
+  tc_run_t r = tc_run(args, NULL, NULL);
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  cr_expect(strstr(r.out, "  validator shape (json_schema): fail, score 0\n"
+                          "    why: json schema validation failed\n") != NULL,
+            "%s", r.out);
+  cr_expect(strstr(r.out, "    schema: additionalProperties at /repo: \"repo\" "
+                          "is not allowed\n") != NULL,
+            "%s", r.out);
+  cr_expect(strstr(r.out, "  validator digits (regex_match): fail, score 0\n"
+                          "    the pattern: ^[0-9]+$\n"
+                          "    does not match: Fixed the session check in "
+                          "login.py\n") != NULL,
+            "%s", r.out);
+  tc_run_free(&r);
+}
