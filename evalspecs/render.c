@@ -67,8 +67,26 @@ static void validator(tally_buf_t *b, const tally_es_vresult_t *v,
     uuid_member(b, "challenge_identity_id", v->challenge, &first);
   if (v->case_id != NULL)
     uuid_member(b, "regression_case_id", v->case_id, &first);
-  if (v->reason != NULL && v->reason[0] != '\0')
+  if (v->reason != NULL && v->reason[0] != '\0') {
     str_member(b, "reason", v->reason, &first);
+  } else if (form != TALLY_ES_REFERENCE && v->has_verdict &&
+             v->verdict == TALLY_ES_FAIL &&
+             strcmp(v->decl->type_name, "regex_match") == 0) {
+    /* The reference gives no reason for a pattern that did not match:
+     * contestants read what did not match what (the values themselves
+     * only where the feedback shows them). */
+    key(b, "reason", &first);
+    if (form == TALLY_ES_PUBLIC && v->actual != NULL && v->expected != NULL) {
+      tally_buf_t t;
+      tally_buf_init(&t);
+      tally_buf_puts(&t, "the value does not match the pattern ");
+      tally_buf_puts(&t, v->expected);
+      tally_json_str(b, t.oom ? "" : tally_buf_text(&t));
+      tally_buf_close(&t);
+    } else {
+      tally_json_str(b, "the value does not match the pattern");
+    }
+  }
   if (v->source.set) {
     key(b, "source", &first);
     bool f2 = true;

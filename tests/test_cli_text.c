@@ -391,4 +391,21 @@ Test(cli_text, explain_names_a_schemas_failure_and_a_patterns_miss) {
                           "login.py\n") != NULL,
             "%s", r.out);
   tc_run_free(&r);
+  /* The public details say why the pattern failed (the reference gives no
+   * reason); details keep the reference's evaluation. */
+  const char *json[] = {
+      "score", "--json", "--task", tc_at("fix-login.json"), tc_at("run.jsonl"),
+      NULL};
+  r = tc_run(json, NULL, NULL);
+  cr_expect(strstr(r.out, "\"key\":\"digits\",\"type\":\"regex_match\"") !=
+                NULL,
+            "%s", r.out);
+  const char *pub = strstr(r.out, "\"public_details\"");
+  cr_assert_not_null(pub, "%s", r.out);
+  cr_expect(strstr(pub, "\"reason\":\"the value does not match the "
+                        "pattern\"") != NULL,
+            "%s", pub);
+  cr_expect(strstr(r.out, "the value does not match the pattern") >= pub,
+            "details keep the reference's: %s", r.out);
+  tc_run_free(&r);
 }
