@@ -58,6 +58,9 @@ typedef struct cli_out_s {
 bool cli_out_flag(cli_out_t *o, const char *arg);
 /* Whether o prints for people (TEXT, or AUTO on a terminal). */
 bool cli_out_human(const cli_out_t *o);
+/* Appends x as the readable forms print a number: six significant
+ * digits (a score's full precision is in its JSON). */
+void cli_human_num(tally_buf_t *b, double x);
 /* Appends result res as people read it. */
 void cli_human_result(tally_buf_t *b, const cJSON *res, bool details);
 /* Writes len bytes of JSON lines (results) to stdout in o's form; 0, or

@@ -14,19 +14,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A number to six significant digits, as the readable results print. */
-static void put_num(tally_buf_t *b, double x) {
-  char num[64];
-  snprintf(num, sizeof(num), "%.6g", x);
-  if (strchr(num, 'e') != NULL && fabs(x) >= 1 && fabs(x) < 1e15)
-    snprintf(num, sizeof(num), "%.0f", x);
-  tally_buf_puts(b, num);
-}
-
 static void put_json_num(tally_buf_t *b, const cJSON *obj, const char *name) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
   if (cJSON_IsNumber(v))
-    put_num(b, v->valuedouble);
+    cli_human_num(b, v->valuedouble);
   else if (cJSON_IsString(v))
     tally_buf_puts(b, v->valuestring);
   else
@@ -37,7 +28,7 @@ static void put_json_num(tally_buf_t *b, const cJSON *obj, const char *name) {
 static void put_outcome(tally_buf_t *b, const tally_engine_t *e, uint32_t tc) {
   tally_buf_puts(b, e->task->testcases[tc].codename);
   tally_buf_puts(b, ": ");
-  put_num(b, e->job.evals[tc].outcome);
+  cli_human_num(b, e->job.evals[tc].outcome);
   const cJSON *text = e->job.evals[tc].text;
   const cJSON *msg = cJSON_IsArray(text) ? cJSON_GetArrayItem(text, 0) : text;
   if (cJSON_IsString(msg) && msg->valuestring[0] != '\0') {
@@ -51,7 +42,7 @@ static void put_rounding(tally_buf_t *b, const tally_task_t *t, double raw,
                          double rounded) {
   if (fabs(raw - rounded) > 1e-9 * (1 + fabs(raw))) {
     tally_buf_puts(b, ", rounded to ");
-    put_num(b, rounded);
+    cli_human_num(b, rounded);
     char why[64];
     snprintf(why, sizeof(why), " (%d decimal%s)", t->score_precision,
              t->score_precision == 1 ? "" : "s");
@@ -90,10 +81,10 @@ static void explain_groups(tally_buf_t *b, const tally_engine_t *e) {
     char head[96];
     snprintf(head, sizeof(head), "  subtask %zu (max ", k);
     tally_buf_puts(b, head);
-    put_num(b, st->max_score);
+    cli_human_num(b, st->max_score);
     if (thr) {
       tally_buf_puts(b, ", threshold ");
-      put_num(b, st->threshold);
+      cli_human_num(b, st->threshold);
     }
     tally_buf_puts(b, min ? "): lowest of " : mul ? "): product of " : "): ");
     for (size_t j = 0; j < st->ntcs; j++) {
@@ -103,22 +94,22 @@ static void explain_groups(tally_buf_t *b, const tally_engine_t *e) {
     }
     tally_buf_puts(b, st->ntcs == 0 ? "no testcase" : "");
     tally_buf_puts(b, " -> ");
-    put_num(b, sr->fraction);
+    cli_human_num(b, sr->fraction);
     tally_buf_puts(b, "; ");
-    put_num(b, sr->fraction);
+    cli_human_num(b, sr->fraction);
     tally_buf_puts(b, " x ");
-    put_num(b, st->max_score);
+    cli_human_num(b, st->max_score);
     tally_buf_puts(b, " = ");
-    put_num(b, sr->score);
+    cli_human_num(b, sr->score);
     put_rounding(b, t, sr->score, sr->rounded);
     tally_buf_putc(b, '\n');
     sum += t->score_rounding == TALLY_ROUND_SUBTASK ? sr->rounded : sr->score;
   }
   tally_buf_puts(b, "  total: the subtasks' sum, ");
-  put_num(b, r->score);
+  cli_human_num(b, r->score);
   if (fabs(sum - r->score) > 1e-9 * (1 + fabs(sum))) {
     tally_buf_puts(b, " (");
-    put_num(b, sum);
+    cli_human_num(b, sum);
     tally_buf_puts(b, " before rounding)");
   }
   tally_buf_puts(b, "\n  public: ");
@@ -133,7 +124,7 @@ static void explain_groups(tally_buf_t *b, const tally_engine_t *e) {
   }
   if (any) {
     tally_buf_puts(b, " (every testcase public) count, ");
-    put_num(b, r->public_score);
+    cli_human_num(b, r->public_score);
   } else {
     tally_buf_puts(b, "no subtask has every testcase public, 0");
   }
@@ -145,7 +136,7 @@ static void explain_sum(tally_buf_t *b, const tally_engine_t *e) {
   const tally_task_t *t = e->task;
   double each = t->ntestcases > 0 ? t->max_score / (double)t->ntestcases : 0;
   tally_buf_puts(b, "  Sum: each testcase is worth ");
-  put_num(b, each);
+  cli_human_num(b, each);
   tally_buf_puts(b, " times its outcome\n");
   if (!e->res.evaluated) {
     tally_buf_puts(b, "  the submission did not compile: 0\n");
@@ -168,11 +159,11 @@ static void explain_sum(tally_buf_t *b, const tally_engine_t *e) {
       continue;
     }
     tally_buf_puts(b, "; their sum ");
-    put_num(b, total);
+    cli_human_num(b, total);
     tally_buf_puts(b, " x ");
-    put_num(b, each);
+    cli_human_num(b, each);
     tally_buf_puts(b, " = ");
-    put_num(b, total * each);
+    cli_human_num(b, total * each);
     double got = pub ? e->res.public_score : e->res.score;
     put_rounding(b, t, total * each, got);
     tally_buf_putc(b, '\n');
@@ -213,7 +204,7 @@ static void explain_card(tally_buf_t *b, const cJSON *res) {
     sum += cJSON_IsNumber(w) ? w->valuedouble : 0;
   }
   tally_buf_puts(b, "  total: the weighted scores' sum, ");
-  put_num(b, sum);
+  cli_human_num(b, sum);
   tally_buf_puts(b, " (at most 1000), rounded to ");
   put_json_num(b, res, "score");
   const char *result =
@@ -314,10 +305,10 @@ static void explain_run(tally_buf_t *b, const tally_engine_t *e,
       if (strcmp(dim->key, key) != 0)
         continue;
       tally_buf_puts(b, ", weight ");
-      put_num(b, dim->weight.set ? dim->weight.v : 1);
+      cli_human_num(b, dim->weight.set ? dim->weight.v : 1);
       if (dim->gate) {
         tally_buf_puts(b, ", a gate at ");
-        put_num(b, dim->pass_threshold.v);
+        cli_human_num(b, dim->pass_threshold.v);
       }
     }
     const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(d, "reason"));

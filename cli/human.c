@@ -22,6 +22,14 @@ static const char *str_of(const cJSON *obj, const char *name) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+void cli_human_num(tally_buf_t *b, double x) {
+  char num[64];
+  snprintf(num, sizeof(num), "%.6g", x);
+  if (strchr(num, 'e') != NULL && fabs(x) >= 1 && fabs(x) < 1e15)
+    snprintf(num, sizeof(num), "%.0f", x);
+  tally_buf_puts(b, num);
+}
+
 /* Appends a member's value as a person reads it: a number to six
  * significant digits (a score's precision is in its JSON form), a string
  * as it is, anything else as JSON. */
@@ -31,12 +39,7 @@ static void put_value(tally_buf_t *b, const cJSON *v) {
   } else if (cJSON_IsString(v)) {
     tally_buf_puts(b, v->valuestring);
   } else if (cJSON_IsNumber(v)) {
-    char num[64];
-    double x = v->valuedouble;
-    snprintf(num, sizeof(num), "%.6g", x);
-    if (strchr(num, 'e') != NULL && fabs(x) >= 1 && fabs(x) < 1e15)
-      snprintf(num, sizeof(num), "%.0f", x);
-    tally_buf_puts(b, num);
+    cli_human_num(b, v->valuedouble);
   } else {
     tally_json_value(b, v);
   }

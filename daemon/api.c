@@ -722,6 +722,19 @@ void tally__api_keep_board(tally_api_t *a, const areq_t *q, const char *body,
   oldest->len = len;
 }
 
+/* A public request counts as the board does: frozen while a freeze
+ * holds. Returns q's contest config (or NULL). */
+static const tally_contest_t *as_the_board(tally_api_t *a, areq_t *q) {
+  const tally_contest_t *c = tally__api_config_of(q);
+  double since =
+      q->private_view ? NAN : tally__api_freeze_since(a, c, tally__api_now());
+  if (!isnan(since)) {
+    q->frozen = true;
+    q->freeze = since;
+  }
+  return c;
+}
+
 static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
   char base[600], key[2400], part[800];
   if (q->kind == REQ_RANKING && !q->html) {
@@ -763,13 +776,7 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
     ask(q, GOT_NAMES, NULL, 2, argv);
   } else if (q->kind == REQ_CELL) {
     /* The participant's place on the task: what the board's cell counts. */
-    const tally_contest_t *c = tally__api_config_of(q);
-    double since =
-        q->private_view ? NAN : tally__api_freeze_since(a, c, tally__api_now());
-    if (!isnan(since)) {
-      q->frozen = true;
-      q->freeze = since;
-    }
+    as_the_board(a, q);
     char tpart[800];
     if (tally_rescore_key(part, sizeof(part), "", "", q->participant) != 0 ||
         tally_rescore_key(tpart, sizeof(tpart), "", "", q->task) != 0) {
@@ -780,13 +787,7 @@ static int start(tally_api_t *a, tally_http_req_t *r, areq_t *q) {
       ask(q, GOT_CELL, NULL, 2, argv);
     }
   } else if (q->kind == REQ_RANKING) {
-    const tally_contest_t *c = tally__api_config_of(q);
-    double since =
-        q->private_view ? NAN : tally__api_freeze_since(a, c, tally__api_now());
-    if (!isnan(since)) {
-      q->frozen = true;
-      q->freeze = since;
-    }
+    const tally_contest_t *c = as_the_board(a, q);
     if (c != NULL && c->ranking == TALLY_RANKING_ELO)
       snprintf(key, sizeof(key), "%s:elo", base);
     else
