@@ -56,6 +56,8 @@ typedef struct cli_out_s {
 
 /* Takes arg when it is --json, --text or --details (true), else false. */
 bool cli_out_flag(cli_out_t *o, const char *arg);
+/* Settles AUTO once, from whether stdout is a terminal. */
+void cli_out_resolve(cli_out_t *o);
 /* Whether o prints for people (TEXT, or AUTO on a terminal). */
 bool cli_out_human(const cli_out_t *o);
 /* Appends x as the readable forms print a number: six significant

@@ -289,6 +289,11 @@ int cli_write_results(const cli_out_t *o, const char *data, size_t len) {
   return rc;
 }
 
+void cli_out_resolve(cli_out_t *o) {
+  if (o->form == CLI_OUT_AUTO)
+    o->form = isatty(STDOUT_FILENO) ? CLI_OUT_TEXT : CLI_OUT_JSON;
+}
+
 bool cli_out_flag(cli_out_t *o, const char *arg) {
   if (strcmp(arg, "--json") == 0)
     o->form = CLI_OUT_JSON;

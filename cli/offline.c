@@ -327,6 +327,7 @@ int cmd_score(int argc, char **argv) {
                     "ratings, pass-fail boards, or one task score)\n");
     return EXIT_CONFIG;
   }
+  cli_out_resolve(&form);
   if (explain && (elo || pass_fail || mode_name != NULL)) {
     fprintf(stderr, "tally: --explain: explains each job's result, not "
                     "--elo, --pass-fail or --mode\n");

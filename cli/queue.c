@@ -607,6 +607,7 @@ int cmd_results(int argc, char **argv) {
   }
   if ((tasks != NULL || plugins != NULL) && submission == NULL)
     goto bad_usage;
+  cli_out_resolve(&form);
   if (submission != NULL) {
     int st = remote_open_queue(&r);
     if (st == 0)
