@@ -349,7 +349,11 @@ static void miss(tally_js_t *js, const char *keyword, const char *fmt, ...) {
 
 /* A value of the document as a message quotes it: JSON, cut to about 60
  * bytes at a character's start. */
-static const char *shown(const cJSON *v, char out[80]) {
+static const char *shown(const tally_js_t *js, const cJSON *v, char out[80]) {
+  if (js->quiet > 0 || js->noted) { /* not to be said: not printed */
+    out[0] = '\0';
+    return out;
+  }
   char *text = cJSON_PrintUnformatted(v);
   size_t n = text != NULL ? strlen(text) : 0;
   if (n > 60) {
@@ -977,12 +981,12 @@ static int scalar_keywords(tally_js_t *js, const cJSON *s, const cJSON *inst) {
     char v[80];
     if ((k = kw(s, "maxLength")) != NULL && n > num(k)) {
       miss(js, "maxLength", "%s has %zu characters, more than %g",
-           shown(inst, v), n, num(k));
+           shown(js, inst, v), n, num(k));
       valid = 0;
     }
     if ((k = kw(s, "minLength")) != NULL && n < num(k)) {
       miss(js, "minLength", "%s has %zu characters, fewer than %g",
-           shown(inst, v), n, num(k));
+           shown(js, inst, v), n, num(k));
       valid = 0;
     }
     if ((k = kw(s, "pattern")) != NULL && cJSON_IsString(k)) {
@@ -990,7 +994,7 @@ static int scalar_keywords(tally_js_t *js, const cJSON *s, const cJSON *inst) {
       if (m < 0)
         return -1;
       if (!m)
-        miss(js, "pattern", "%s does not match %.200s", shown(inst, v),
+        miss(js, "pattern", "%s does not match %.200s", shown(js, inst, v),
              k->valuestring);
       valid &= m;
     }
@@ -1036,8 +1040,8 @@ static int validate(tally_js_t *js, const cJSON *s, const cJSON *inst,
       ok |= cJSON_IsString(t) && type_is(inst, t->valuestring);
     if (!ok) {
       char v[80], want[80];
-      miss(js, "type", "%s is %s, not %s", shown(inst, v), kind_of(inst),
-           shown(k, want));
+      miss(js, "type", "%s is %s, not %s", shown(js, inst, v), kind_of(inst),
+           shown(js, k, want));
     }
     valid &= ok;
   }
@@ -1047,7 +1051,7 @@ static int validate(tally_js_t *js, const cJSON *s, const cJSON *inst,
       ok = tally_go_json_equal(e, inst);
     if (!ok) {
       char v[80];
-      miss(js, "enum", "%s is none of its values", shown(inst, v));
+      miss(js, "enum", "%s is none of its values", shown(js, inst, v));
     }
     valid &= ok;
   }
@@ -1055,7 +1059,7 @@ static int validate(tally_js_t *js, const cJSON *s, const cJSON *inst,
     int ok = tally_go_json_equal(k, inst);
     if (!ok) {
       char v[80], want[80];
-      miss(js, "const", "%s is not %s", shown(inst, v), shown(k, want));
+      miss(js, "const", "%s is not %s", shown(js, inst, v), shown(js, k, want));
     }
     valid &= ok;
   }
