@@ -63,6 +63,9 @@ bool cli_out_human(const cli_out_t *o);
 /* Appends x as the readable forms print a number: six significant
  * digits (a score's full precision is in its JSON). */
 void cli_human_num(tally_buf_t *b, double x);
+/* Appends an agent run's validator result r's line as people read it,
+ * "  validator KEY (TYPE): VERDICT, score N", without its end. */
+void cli_human_validator(tally_buf_t *b, const cJSON *r);
 /* Appends result res as people read it. */
 void cli_human_result(tally_buf_t *b, const cJSON *res, bool details);
 /* Writes len bytes of JSON lines (results) to stdout in o's form; 0, or

@@ -249,17 +249,10 @@ static void explain_run(tally_buf_t *b, const tally_engine_t *e,
   const cJSON *ev = cJSON_GetObjectItemCaseSensitive(res, "details");
   const cJSON *vs = cJSON_GetObjectItemCaseSensitive(ev, "validator_results");
   for (const cJSON *v = cJSON_IsArray(vs) ? vs->child : NULL; v; v = v->next) {
-    tally_buf_puts(b, "  validator ");
-    tally_buf_puts(b, cJSON_GetStringValue(cJSON_GetObjectItem(v, "key")));
-    tally_buf_puts(b, " (");
-    tally_buf_puts(b, cJSON_GetStringValue(cJSON_GetObjectItem(v, "type")));
-    tally_buf_puts(b, "): ");
+    cli_human_validator(b, v);
+    tally_buf_putc(b, '\n');
     const char *verdict =
         cJSON_GetStringValue(cJSON_GetObjectItem(v, "verdict"));
-    tally_buf_puts(b, verdict != NULL ? verdict : "-");
-    tally_buf_puts(b, ", score ");
-    put_json_num(b, v, "normalized_score");
-    tally_buf_putc(b, '\n');
     const cJSON *raw = cJSON_GetObjectItemCaseSensitive(v, "raw_output");
     const char *reason =
         cJSON_GetStringValue(cJSON_GetObjectItem(raw, "reason"));

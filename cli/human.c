@@ -135,18 +135,22 @@ static void put_breakdown(tally_buf_t *b, const cJSON *breakdown) {
   }
 }
 
+void cli_human_validator(tally_buf_t *b, const cJSON *r) {
+  tally_buf_puts(b, "  validator ");
+  put_member(b, r, "key");
+  tally_buf_puts(b, " (");
+  put_member(b, r, "type");
+  tally_buf_puts(b, "): ");
+  put_member(b, r, "verdict");
+  tally_buf_puts(b, ", score ");
+  put_member(b, r, "normalized_score");
+}
+
 /* An agent run's evaluation: validators, metrics, dimensions. */
 static void put_evaluation(tally_buf_t *b, const cJSON *ev) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, "validator_results");
   for (const cJSON *r = cJSON_IsArray(v) ? v->child : NULL; r; r = r->next) {
-    tally_buf_puts(b, "  validator ");
-    put_member(b, r, "key");
-    tally_buf_puts(b, " (");
-    put_member(b, r, "type");
-    tally_buf_puts(b, "): ");
-    put_member(b, r, "verdict");
-    tally_buf_puts(b, ", score ");
-    put_member(b, r, "normalized_score");
+    cli_human_validator(b, r);
     const cJSON *raw = cJSON_GetObjectItemCaseSensitive(r, "raw_output");
     const char *reason = str_of(raw, "reason");
     if (reason != NULL && reason[0] != '\0') {
