@@ -388,9 +388,12 @@ static int dim_normalization(dec_t *dc, const cJSON *v, void *obj) {
 
 static void one_dimension(dec_t *dc, const cJSON *e, void *item) {
   tally_es_dimension_t *dim = item;
-  if (cJSON_IsString(e))
+  if (cJSON_IsString(e)) {
+    /* A repeated "dimensions" decodes into the dimension already there,
+     * as decode_array says: its key is replaced, as an F_STR's is. */
+    free(dim->key);
     dim->key = dup_or_fail(dc, e->valuestring);
-  else
+  } else
     decode_object(dc, e, dimension_fields, dim);
 }
 
