@@ -459,3 +459,170 @@ out:
   place_free(&p);
   return rc;
 }
+
+void tally_place_direct_init(tally_place_direct_t *d) {
+  memset(d, 0, sizeof(*d));
+  tally_buf_init(&d->buf);
+}
+
+void tally_place_direct_close(tally_place_direct_t *d) {
+  tally_buf_close(&d->buf);
+}
+
+void tally_lua_json_str(tally_buf_t *b, const char *s, size_t len) {
+  static const char hex[] = "0123456789abcdef";
+  tally_buf_putc(b, '"');
+  for (size_t i = 0; i < len; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    const char *esc = NULL;
+    switch (ch) {
+    case '"':
+      esc = "\\\"";
+      break;
+    case '\\':
+      esc = "\\\\";
+      break;
+    case '/':
+      esc = "\\/";
+      break;
+    case '\b':
+      esc = "\\b";
+      break;
+    case '\t':
+      esc = "\\t";
+      break;
+    case '\n':
+      esc = "\\n";
+      break;
+    case '\f':
+      esc = "\\f";
+      break;
+    case '\r':
+      esc = "\\r";
+      break;
+    default:
+      break;
+    }
+    if (esc != NULL) {
+      tally_buf_puts(b, esc);
+    } else if (ch < 0x20 || ch == 0x7f) {
+      char u[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
+      tally_buf_put(b, u, sizeof(u));
+    } else {
+      tally_buf_putc(b, (char)ch);
+    }
+  }
+  tally_buf_putc(b, '"');
+}
+
+/* Ends text i of d, which began at start. */
+static void direct_mark(tally_place_direct_t *d, int i, size_t start) {
+  d->off[i] = start;
+  d->len[i] = d->buf.len - start;
+}
+
+/* Appends text s as direct text i. */
+static void direct_text(tally_place_direct_t *d, int i, const char *s) {
+  size_t start = d->buf.len;
+  tally_buf_puts(&d->buf, s);
+  direct_mark(d, i, start);
+}
+
+/* Appends number v, as num writes it, as direct text i. */
+static void direct_num(tally_place_direct_t *d, int i, double v) {
+  size_t start = d->buf.len;
+  tally_json_num(&d->buf, v);
+  direct_mark(d, i, start);
+}
+
+/* Appends to the event of d the contestant-visible view: contest.lua's
+ * publish, given a view's key, names it; given its JSON, embeds it; given
+ * none, brief(s, false) stands for it. */
+static void direct_view(tally_place_direct_t *d, const cJSON *s,
+                        const char *prefix, const char *pub, size_t pub_len) {
+  tally_buf_t *b = &d->buf;
+  size_t plen = strlen(prefix);
+  if (pub_len > plen && memcmp(pub, prefix, plen) == 0 && pub[plen] == ':') {
+    tally_buf_puts(b, ",\"view_key\":");
+    tally_lua_json_str(b, pub, pub_len);
+    return;
+  }
+  tally_buf_puts(b, ",\"view\":");
+  if (pub_len > 0) {
+    tally_buf_put(b, pub, pub_len);
+    return;
+  }
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(s, "public_score");
+  const cJSON *mx = cJSON_GetObjectItemCaseSensitive(s, "max_public_score");
+  tally_buf_puts(b, "{\"score\":");
+  tally_json_num(b, ps->valuedouble);
+  tally_buf_puts(b, ",\"max_score\":");
+  if (cJSON_IsNumber(mx))
+    tally_json_num(b, mx->valuedouble);
+  else
+    tally_buf_puts(b, "null");
+  tally_buf_putc(b, '}');
+}
+
+/* The names of the place's members, in direct texts' order. */
+static const char *const place_members[3] = {"contest", "participant", "task"};
+
+int tally_place_direct(const char *summary, size_t summary_len, const char *S,
+                       const char *prefix, const char *pub, size_t pub_len,
+                       const tally_place_calc_t *c, tally_place_direct_t *d) {
+  const char *meta = tally_buf_text(&c->meta);
+  const char *colon = memchr(meta, ':', c->meta.len);
+  if (c->meta.len < 4 || meta[0] != '0' || colon == NULL)
+    return -1;
+  cJSON *s = cJSON_ParseWithLength(summary, summary_len);
+  int rc = -1;
+  char *id[3] = {NULL, NULL, NULL}, *version = NULL;
+  if (!cJSON_IsObject(s))
+    goto out;
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(s, "score");
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(s, "public_score");
+  const cJSON *match = cJSON_GetObjectItemCaseSensitive(s, "match");
+  if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s, "scored")) ||
+      !cJSON_IsNumber(sc) || !cJSON_IsNumber(ps) ||
+      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "tokened")) ||
+      cJSON_IsObject(match) || cJSON_IsArray(match))
+    goto out;
+  for (int i = 0; i < 3; i++)
+    id[i] = idtext(cJSON_GetObjectItemCaseSensitive(s, place_members[i]));
+  if (id[0] == NULL)
+    id[0] = strdup("default");
+  version = idtext(cJSON_GetObjectItemCaseSensitive(s, "version"));
+  if (id[0] == NULL || id[1] == NULL || id[2] == NULL || version == NULL)
+    goto out;
+  tally_buf_reset(&d->buf);
+  for (int i = 0; i < 3; i++)
+    direct_text(d, TALLY_DIRECT_CONTEST + i, id[i]);
+  direct_num(d, TALLY_DIRECT_SCORE, sc->valuedouble);
+  direct_num(d, TALLY_DIRECT_PUBLIC_SCORE, ps->valuedouble);
+  direct_text(d, TALLY_DIRECT_VERSION, version);
+  size_t start = d->buf.len;
+  tally_buf_t *b = &d->buf;
+  tally_buf_puts(b, "{\"type\":\"score\"");
+  for (int i = 0; i < 3; i++) {
+    tally_buf_puts(b, ",\"");
+    tally_buf_puts(b, place_members[i]);
+    tally_buf_puts(b, "\":");
+    tally_lua_json_str(b, id[i], strlen(id[i]));
+  }
+  tally_buf_puts(b, ",\"submission\":");
+  tally_lua_json_str(b, S, strlen(S));
+  tally_buf_puts(b, ",\"tokened\":false");
+  direct_view(d, s, prefix, pub, pub_len);
+  tally_buf_puts(b, ",\"task_score\":{\"score\":");
+  tally_buf_put(b, colon + 1, c->meta.len - (size_t)(colon + 1 - meta));
+  tally_buf_puts(b, meta[1] == '1' ? ",\"partial\":true}}"
+                                   : ",\"partial\":false}}");
+  direct_mark(d, TALLY_DIRECT_EVENT, start);
+  rc = d->buf.oom ? -1 : 0;
+out:
+  for (int i = 0; i < 3; i++)
+    free(id[i]);
+  free(version);
+  cJSON_Delete(s);
+  return rc;
+}

@@ -51,4 +51,44 @@ int tally_place_add(const char *old, size_t old_len, const char *S,
                     const char *summary, size_t summary_len,
                     tally_place_calc_t *c);
 
+/* The direct post of a result (docs/contest.md, "The direct post"): what
+ * the post script writes for a new scored submission whose place's task
+ * score was computed (tally_place_add), all of it made here, so that the
+ * script only checks the state it assumed and writes. Each text is in
+ * buf at off[i], len[i] bytes: */
+enum {
+  TALLY_DIRECT_CONTEST, /* the place, as contest.lua's ident has it */
+  TALLY_DIRECT_PARTICIPANT,
+  TALLY_DIRECT_TASK,
+  TALLY_DIRECT_SCORE,        /* the record's score, as num writes it */
+  TALLY_DIRECT_PUBLIC_SCORE, /* its public_score */
+  TALLY_DIRECT_VERSION,      /* its version, as idtext writes it */
+  TALLY_DIRECT_EVENT,        /* the contestant event, as publish writes it */
+  TALLY_DIRECT_COUNT
+};
+
+typedef struct tally_place_direct_s {
+  tally_buf_t buf;
+  size_t off[TALLY_DIRECT_COUNT], len[TALLY_DIRECT_COUNT];
+} tally_place_direct_t;
+
+void tally_place_direct_init(tally_place_direct_t *d);
+void tally_place_direct_close(tally_place_direct_t *d);
+
+/* Makes the direct post of submission S's summary (summary_len bytes)
+ * with its public view pub (pub_len bytes: the view's JSON, or the key it
+ * was written to, which starts with prefix and ':'; none when 0) and c,
+ * what tally_place_add computed for it. Returns 0, or -1 when a direct
+ * post does not apply (the summary is tokened, not scored, a rated match,
+ * has no version or is not an object; memory is short): the script then
+ * posts from the summary as before. */
+int tally_place_direct(const char *summary, size_t summary_len, const char *S,
+                       const char *prefix, const char *pub, size_t pub_len,
+                       const tally_place_calc_t *c, tally_place_direct_t *d);
+
+/* Writes s (len bytes) as a JSON string the way Redis's Lua cjson.encode
+ * does: '"', '\\' and '/' escaped, control bytes and DEL as \u00xx but for
+ * \b, \t, \n, \f and \r, every other byte as it is. */
+void tally_lua_json_str(tally_buf_t *b, const char *s, size_t len);
+
 #endif

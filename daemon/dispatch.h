@@ -176,9 +176,10 @@ struct tally_dispatch_s {
   tally_call_t scratch; /* arguments of the call being sent */
   /* The place caches last seen written, and the task score computed from
    * them for the post being sent (docs/contest.md, "Task scores computed by
-   * tallyd"). */
+   * tallyd"), and its direct post ("The direct post"). */
   tally_places_t places;
   tally_place_calc_t calc;
+  tally_place_direct_t direct;
   /* The result bodies and large views of the post call being sent,
    * written before the script in the same transaction: SET key bytes
    * [PX ttl], up to three per job. */

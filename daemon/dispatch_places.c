@@ -39,12 +39,20 @@ const tally_post_pre_t *tally__precompute(tally_dispatch_t *d, tally__job_t *j,
   if (old == NULL || tally_place_add(old, olen, j->record + plen + 12,
                                      e->summary, e->summary_len, c) != 0)
     return NULL;
+  _Static_assert(TALLY_DIRECT_COUNT == TALLY_POST_DIRECT_ARGS,
+                 "a direct post's arguments");
+  tally_place_direct_t *dp = &d->direct;
+  bool direct = tally_place_direct(e->summary, e->summary_len,
+                                   j->record + plen + 12, d->opt.prefix, e->pub,
+                                   e->pub ? e->pub_len : 0, c, dp) == 0;
   size_t lens[4] = {olen, c->cache.len, c->score.len, c->meta.len};
-  char *p = malloc(lens[0] + lens[1] + lens[2] + lens[3] + 1);
+  size_t dlen = direct ? dp->buf.len : 0;
+  char *p = malloc(lens[0] + lens[1] + lens[2] + lens[3] + dlen + 1);
   if (p == NULL)
     return NULL;
   j->pre = p;
   tally_post_pre_t *a = &j->pre_args;
+  memset(a, 0, sizeof(*a));
   memcpy(p, old, olen);
   a->expect = p, a->expect_len = olen, p += olen;
   memcpy(p, c->cache.data, c->cache.len);
@@ -52,7 +60,14 @@ const tally_post_pre_t *tally__precompute(tally_dispatch_t *d, tally__job_t *j,
   memcpy(p, c->score.data, c->score.len);
   a->score = p, a->score_len = c->score.len, p += c->score.len;
   memcpy(p, c->meta.data, c->meta.len);
-  a->meta = p, a->meta_len = c->meta.len;
+  a->meta = p, a->meta_len = c->meta.len, p += c->meta.len;
+  if (direct) {
+    memcpy(p, dp->buf.data, dlen);
+    for (int i = 0; i < TALLY_POST_DIRECT_ARGS; i++) {
+      a->direct[i] = p + dp->off[i];
+      a->direct_len[i] = dp->len[i];
+    }
+  }
   tally_places_put(&d->places, j->place_key, j->place_key_len, a->cache,
                    a->cache_len);
   return a;

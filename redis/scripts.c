@@ -123,6 +123,8 @@ int tally_call_post_pre(tally_call_t *c, const char *id, uint32_t deliveries,
   arg_opt(c, pre->cache, pre->cache_len);
   arg_opt(c, pre->score, pre->score_len);
   arg_opt(c, pre->meta, pre->meta_len);
+  for (int i = 0; i < TALLY_POST_DIRECT_ARGS; i++)
+    arg_opt(c, pre->direct[i], pre->direct_len[i]);
   count_item(c);
   return 0;
 }

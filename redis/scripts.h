@@ -112,7 +112,11 @@ enum {
  * strings given to the tally_call_* functions are borrowed and must stay
  * alive until the call is sent (hiredis copies them when it formats the
  * command). A call holds no other resource: reuse it with _begin. */
-#define TALLY_CALL_MAX_ARGS (16 + 12 * 256)
+/* The arguments of a direct post (tally_post_pre_t). */
+#define TALLY_POST_DIRECT_ARGS 7
+/* A post item's arguments, direct post included. */
+#define TALLY_POST_ITEM_ARGS (12 + TALLY_POST_DIRECT_ARGS)
+#define TALLY_CALL_MAX_ARGS (16 + TALLY_POST_ITEM_ARGS * 256)
 
 typedef struct tally_call_s {
   const char *argv[TALLY_CALL_MAX_ARGS];
@@ -155,6 +159,11 @@ typedef struct tally_post_extra_s {
 typedef struct tally_post_pre_s {
   const char *expect, *cache, *score, *meta;
   size_t expect_len, cache_len, score_len, meta_len;
+  /* The direct post (contest/placecalc.h, tally_place_direct: contest,
+   * participant, task, score, public score, version and event), or all
+   * NULL for none. */
+  const char *direct[TALLY_POST_DIRECT_ARGS];
+  size_t direct_len[TALLY_POST_DIRECT_ARGS];
 } tally_post_pre_t;
 
 /* The key a result's body (what "result"), or a view too large to pass

@@ -1117,9 +1117,14 @@ static void post_computed(const sm_t *s, const char *cache, size_t len,
   cr_assert_eq(tally_place_add(cache, len, s->sub, sum, strlen(sum), &pc), 0);
   if (meta != NULL)
     memcpy(pc.meta.data, meta, strlen(meta));
-  tally_post_pre_t pre = {
-      cache, pc.cache.data, fake ? fake : pc.score.data,        pc.meta.data,
-      len,   pc.cache.len,  fake ? strlen(fake) : pc.score.len, pc.meta.len};
+  tally_post_pre_t pre = {.expect = cache,
+                          .cache = pc.cache.data,
+                          .score = fake ? fake : pc.score.data,
+                          .meta = pc.meta.data,
+                          .expect_len = len,
+                          .cache_len = pc.cache.len,
+                          .score_len = fake ? strlen(fake) : pc.score.len,
+                          .meta_len = pc.meta.len};
   next_pre = &pre;
   post(s);
   tally_place_calc_close(&pc);

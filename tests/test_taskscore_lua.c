@@ -6,6 +6,7 @@
 #include "contest/frozen.h"
 #include "contest/placecalc.h"
 #include "contest/scoremode.h"
+#include "keyspace.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
 
@@ -315,6 +316,42 @@ Test(taskscore_lua, writes_numbers_as_the_worker_does) {
   freeReplyObject(r);
 }
 
+Test(taskscore_lua, writes_strings_as_the_scripts_cjson_does) {
+  /* Every byte alone, then random strings of them: the direct post's
+   * event (tally_place_direct) must be the bytes publish would write. */
+  enum { N = 256 + 200 };
+  const char *argv[3 + N];
+  size_t argvlen[3 + N];
+  char texts[N][24];
+  for (int i = 0; i < N; i++) {
+    size_t len = i < 256 ? 1 : 1 + below(23);
+    for (size_t k = 0; k < len; k++)
+      texts[i][k] = (char)(i < 256 ? i : (int)below(256));
+    argv[3 + i] = texts[i];
+    argvlen[3 + i] = len;
+  }
+  argv[0] = "EVAL";
+  argv[1] = "local out = {}\n"
+            "for i = 1, #ARGV do out[i] = cjson.encode(ARGV[i]) end\n"
+            "return out\n";
+  argv[2] = "0";
+  for (int i = 0; i < 3; i++)
+    argvlen[i] = strlen(argv[i]);
+  redisReply *r = redisCommandArgv(c, 3 + N, argv, argvlen);
+  cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == N);
+  for (int i = 0; i < N; i++) {
+    tally_buf_t b;
+    tally_buf_init(&b);
+    tally_lua_json_str(&b, argv[3 + i], argvlen[3 + i]);
+    cr_expect(b.len == r->element[i]->len &&
+                  memcmp(b.data, r->element[i]->str, b.len) == 0,
+              "string %d: %.*s against cjson's %s", i, (int)b.len, b.data,
+              r->element[i]->str);
+    tally_buf_close(&b);
+  }
+  freeReplyObject(r);
+}
+
 /* ---- The post script's fast path against the full recompute ---------- */
 
 /* Loads the library with a harness that recomputes ARGV as a pt hash and
@@ -351,25 +388,26 @@ typedef struct {
   unsigned steps;
 } fp_user_t;
 
-static unsigned fp_posts, fp_new_scored, fp_pre_sent, fp_pre_taken, fp_pre_off;
+static unsigned fp_posts, fp_new_scored, fp_pre_sent, fp_pre_taken, fp_pre_off,
+    fp_direct_sent, fp_behind;
 
-/* Delivers job to consumer "a" and posts one item for it through the
- * real post script, with pre (NULL: none) as tallyd computed it; returns
- * the item's code. A pre the script took is counted. */
-static long long fp_post_pre(const char *post_sha, const char *job,
-                             const char *kind, const char *body,
-                             const char *record, const tally_post_extra_t *x,
-                             const tally_post_pre_t *pre) {
-  redisReply *r = redisCommand(c, "XADD tally:jobs * job %s", job);
+/* Delivers job to consumer "a" of the streams of prefix and posts one
+ * item for it through the real post script, with pre (NULL: none);
+ * returns the reply. */
+static redisReply *fp_send(const char *prefix, const char *post_sha,
+                           const char *job, const char *kind, const char *body,
+                           const char *record, const tally_post_extra_t *x,
+                           const tally_post_pre_t *pre) {
+  redisReply *r = redisCommand(c, "XADD %s:jobs * job %s", prefix, job);
   cr_assert(r && r->type == REDIS_REPLY_STRING);
   char id[64];
   snprintf(id, sizeof(id), "%s", r->str);
   freeReplyObject(r);
   freeReplyObject(redisCommand(
-      c, "XREADGROUP GROUP tallyd a COUNT 10 STREAMS tally:jobs >"));
+      c, "XREADGROUP GROUP tallyd a COUNT 10 STREAMS %s:jobs >", prefix));
   tally_call_t *call = malloc(sizeof(*call));
   cr_assert(call != NULL);
-  tally_call_begin(call, TALLY_SCRIPT_POST, post_sha, "tally", "a");
+  tally_call_begin(call, TALLY_SCRIPT_POST, post_sha, prefix, "a");
   cr_assert_eq(tally_call_post_pre(call, id, 1, kind, body, strlen(body),
                                    record, x, pre),
                0);
@@ -377,11 +415,33 @@ static long long fp_post_pre(const char *post_sha, const char *job,
   free(call);
   cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "%s",
             r && r->type == REDIS_REPLY_ERROR ? r->str : "no reply");
+  return r;
+}
+
+/* Posts one item for job through the real post script, with pre (NULL:
+ * none) as tallyd computed it, under prefix "tally"; and the same under
+ * prefix "ref" with no pre, so that the script's own computation is
+ * there to compare with (fp_same_state). Returns the item's code. A pre
+ * the script took is counted. */
+static long long fp_post_pre(const char *post_sha, const char *job,
+                             const char *kind, const char *body,
+                             const char *record, const tally_post_extra_t *x,
+                             const tally_post_pre_t *pre) {
+  redisReply *r = fp_send("tally", post_sha, job, kind, body, record, x, pre);
   long long code = r->element[0]->integer;
   const redisReply *cache = r->element[1];
   if (pre != NULL && cache->len == pre->cache_len &&
       memcmp(cache->str, pre->cache, cache->len) == 0)
     fp_pre_taken++;
+  freeReplyObject(r);
+  char ref[128] = "";
+  if (record != NULL && record[0] != '\0') {
+    cr_assert(strncmp(record, "tally:", 6) == 0);
+    snprintf(ref, sizeof(ref), "ref:%s", record + 6);
+  }
+  r = fp_send("ref", post_sha, job, kind, body, record ? ref : NULL, x, NULL);
+  cr_assert_eq(r->element[0]->integer, code, "%s: code %lld, by Lua %lld", kind,
+               code, r->element[0]->integer);
   freeReplyObject(r);
   fp_posts++;
   return code;
@@ -477,6 +537,8 @@ static void fp_post_result(const char *post_sha, fp_user_t *u, unsigned k,
    * way fp_check then compares the place with a full recompute. */
   tally_place_calc_t pc;
   tally_place_calc_init(&pc);
+  tally_place_direct_t pd;
+  tally_place_direct_init(&pd);
   tally_post_pre_t pre = {0}, *pp = NULL;
   redisReply *old = redisCommand(c, "GET tally:{c}:ptagg:u%u:t%d", u->user, t);
   cr_assert(old != NULL);
@@ -486,15 +548,30 @@ static void fp_post_result(const char *post_sha, fp_user_t *u, unsigned k,
       old->str[old->len - 1] ^= 1;
       fp_pre_off++;
     }
-    pre =
-        (tally_post_pre_t){old->str, pc.cache.data, pc.score.data, pc.meta.data,
-                           old->len, pc.cache.len,  pc.score.len,  pc.meta.len};
+    pre = (tally_post_pre_t){.expect = old->str,
+                             .cache = pc.cache.data,
+                             .score = pc.score.data,
+                             .meta = pc.meta.data,
+                             .expect_len = old->len,
+                             .cache_len = pc.cache.len,
+                             .score_len = pc.score.len,
+                             .meta_len = pc.meta.len};
+    /* Most of them as a direct post (tally_place_direct). */
+    if (below(4) != 0 &&
+        tally_place_direct(b.data, b.len, S, "tally", "", 0, &pc, &pd) == 0) {
+      for (int i = 0; i < TALLY_POST_DIRECT_ARGS; i++) {
+        pre.direct[i] = pd.buf.data + pd.off[i];
+        pre.direct_len[i] = pd.len[i];
+      }
+      fp_direct_sent++;
+    }
     pp = &pre;
     fp_pre_sent++;
   }
   fp_post_pre(post_sha, job, "result", "{\"score\":1}", rec, &x, pp);
   freeReplyObject(old);
   tally_place_calc_close(&pc);
+  tally_place_direct_close(&pd);
   tally_buf_close(&b);
   tally_submission_close(&s);
   u->task_of[k] = t;
@@ -610,6 +687,7 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   enum { USERS = 160, STEPS = 30 };
   freeReplyObject(
       redisCommand(c, "XGROUP CREATE tally:jobs tallyd $ MKSTREAM"));
+  freeReplyObject(redisCommand(c, "XGROUP CREATE ref:jobs tallyd $ MKSTREAM"));
   redisReply *r =
       redisCommand(c, "SCRIPT LOAD %s", tally_scripts[TALLY_SCRIPT_POST]);
   cr_assert(r && r->type == REDIS_REPLY_STRING);
@@ -618,7 +696,8 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   freeReplyObject(r);
   load_recompute(recompute_sha);
   freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
-  fp_posts = fp_new_scored = fp_pre_sent = fp_pre_taken = fp_pre_off = 0;
+  fp_posts = fp_new_scored = fp_pre_sent = fp_pre_taken = fp_pre_off =
+      fp_direct_sent = fp_behind = 0;
   unsigned places_with_submissions = 0;
   for (unsigned i = 0; i < USERS; i++) {
     fp_user_t u = {.user = i};
@@ -650,6 +729,9 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
           if (u.task_of[j] == t) {
             freeReplyObject(redisCommand(
                 c, "HDEL tally:{c}:pt:u%u:t%d u%u-%02u", i, t, i, j));
+            freeReplyObject(redisCommand(c, "HDEL ref:{c}:pt:u%u:t%d u%u-%02u",
+                                         i, t, i, j));
+            fp_behind++;
             break;
           }
         while (u.task_of[k] >= 0)
@@ -662,8 +744,9 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
     for (int p = 0; p < 2; p++)
       places_with_submissions += fp_check(recompute_sha, &u, p);
   }
-  /* HLEN runs only on the fast path, once its cache and summary fit. */
-  long long fast = command_calls("hlen");
+  /* HLEN runs only on the fast path, once its cache and summary fit
+   * (and in a direct post's checks), under both prefixes. */
+  long long fast = command_calls("hlen") / 2;
   cr_log_info("%u posts, %u of new scored submissions, %lld by the fast path",
               fp_posts, fp_new_scored, fast);
   cr_expect_gt(places_with_submissions, USERS);
@@ -673,12 +756,24 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   cr_expect_lt(fast, fp_new_scored, "and some of them took a recompute");
   /* Every place given a cache computed from its own ends with that cache
    * (taken, or computed again by the script to the same bytes; that the
-   * script takes one is test_contest_scripts'). */
+   * script takes one is test_contest_scripts'), but after a field was
+   * deleted behind the script's back. */
   cr_log_info("%u precomputed, %u of them from a cache one byte off, %u "
               "ending as computed",
               fp_pre_sent, fp_pre_off, fp_pre_taken);
   cr_expect_gt(fp_pre_off, 0);
-  cr_expect_geq(fp_pre_taken, fp_pre_sent - fp_pre_off);
+  cr_expect_geq(fp_pre_taken, fp_pre_sent - fp_pre_off - fp_behind);
+  /* What the C computations and the direct posts wrote is what the
+   * script computes itself: every key, the records, indexes, rankings,
+   * results and events included. */
+  char why[1500];
+  int diffs = tr_keyspace_diff(c, "tally", "ref", why, sizeof(why));
+  cr_expect_eq(diffs, 0, "%d keys differ; %s", diffs, why);
+  /* HEXISTS runs only in a direct post whose other checks passed. */
+  long long direct = command_calls("hexists");
+  cr_log_info("%u direct posts sent, %lld reached their last check",
+              fp_direct_sent, direct);
+  cr_expect_gt(direct, fp_direct_sent / 3);
   /* Taken or not, the contest and both tasks are in their sets. */
   r = redisCommand(c, "SMEMBERS tally:contests");
   cr_expect(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&

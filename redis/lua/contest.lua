@@ -118,17 +118,23 @@ local function idtext(v)
   return nil
 end
 
--- Where a summary counts: {c = contest, u = participant, t = task},
--- with its pt key pk and task scores key tk.
-local function ident(s)
-  if not s then return nil end
-  local u, t = idtext(s.participant), idtext(s.task)
-  if not u or not t then return nil end
-  local c = idtext(s.contest) or 'default'
+-- The place of contest c, participant u and task t, of summary s:
+-- {c, u, t, s} with its pt key pk, place cache key ck and task scores
+-- key tk.
+local function place_of(c, u, t, s)
   local b, ut = cbase(c), enc(u) .. ':' .. enc(t)
   return {c = c, u = u, t = t, pk = b .. ':pt:' .. ut,
           ck = b .. ':ptagg:' .. ut, tk = b .. ':taskscores:' .. enc(u),
           s = s}
+end
+
+-- Where a summary counts (place_of), or nil when it names no
+-- participant or task.
+local function ident(s)
+  if not s then return nil end
+  local u, t = idtext(s.participant), idtext(s.task)
+  if not u or not t then return nil end
+  return place_of(idtext(s.contest) or 'default', u, t, s)
 end
 
 local function same(a, b)
@@ -935,9 +941,20 @@ local function is_key(v)
   return v ~= nil and string.sub(v, 1, #P + 1) == P .. ':'
 end
 
--- Adds an event to the contestant stream and publishes it. A view given
--- by its key is named, not copied: "view_key" in the event and the
--- entry's field "view" (which the retention deletes with the entry).
+-- Adds event ev of contest c to the contestant stream and publishes
+-- it; view, when it is a view's key, goes with it as the entry's field
+-- "view" (which the retention deletes with the entry).
+local function publish_event(c, ev, view)
+  if is_key(view) then
+    redis.call('XADD', P .. ':public', '*', 'event', ev, 'view', view)
+  else
+    redis.call('XADD', P .. ':public', '*', 'event', ev)
+  end
+  send_event(cbase(c) .. ':events', ev)
+end
+
+-- Adds a contestant event to the contestant stream and publishes it. A
+-- view given by its key is named, not copied: "view_key" in the event.
 local function publish(typ, d, S, tok, view, ts)
   local v
   if is_key(view) then
@@ -951,10 +968,5 @@ local function publish(typ, d, S, tok, view, ts)
     v .. ',"task_score":{"score":' ..
     num(ts and ts.public_score or 0) .. ',"partial":' ..
     bool(ts and ts.partial) .. '}}'
-  if is_key(view) then
-    redis.call('XADD', P .. ':public', '*', 'event', ev, 'view', view)
-  else
-    redis.call('XADD', P .. ':public', '*', 'event', ev)
-  end
-  send_event(cbase(d.c) .. ':events', ev)
+  publish_event(d.c, ev, view)
 end

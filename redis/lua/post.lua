@@ -1,9 +1,11 @@
 -- The post script (prefixed with owned.lua, job_of.lua and contest.lua).
 -- KEYS = jobs, results, dead; ARGV[1] = group, ARGV[2] = consumer,
 -- ARGV[3] = prefix, ARGV[4] = n, then n x (id, deliveries, kind, body,
--- record, summary, public view, full view, and a result's task score as
+-- record, summary, public view, full view, a result's task score as
 -- tallyd computed it: expected cache, cache, score, meta, all "" for
--- none; see add_precomputed), where a full view of "-" is one withheld
+-- none (see add_precomputed), and its direct post: contest,
+-- participant, task, score, public score, version, event, all "" for
+-- none (see post_direct; the event is never "" otherwise)), where a full view of "-" is one withheld
 -- (TALLY_POST_NEED_FULL). Returns the n codes, then n place caches: each
 -- result's as its item left it ("" for none), for tallyd to compute
 -- from next time. A result's body is not here: it
@@ -127,6 +129,50 @@ local function post_result(rec, job, id, body, text, pubv, fullv, pre)
   return code, caches_written[new.ck]
 end
 
+-- The direct post of a result (docs/contest.md, "The direct post"):
+-- tallyd made every text that post_result would write for a new scored
+-- submission (dv: contest, participant, task, score, public score,
+-- version, event) with its task score (pre). It is written as given
+-- when the state is the one tallyd assumed: the record holds no
+-- summary, token or error; the task's version is the summary's; the
+-- place's cache is pre.expect, and the place has one field less than
+-- pre.meta counts and not S. Otherwise nothing is written and nil
+-- returned: post_result then posts from the summary. Returns the
+-- item's code and the place cache it left.
+local function post_direct(rec, job, id, body, text, pubv, fullv, pre, dv)
+  local S = string.sub(rec, #P + 13)
+  local h = read_record(rec)
+  if h[1] or h[2] == '1' or h[5] then return nil end
+  local rev = tonumber(h[6] or '0')
+  if not rev or rev ~= math.floor(rev) or rev < 0 or rev >= 2^53 or
+     redis.call('HGET', P .. ':taskversions', dv[3]) ~= dv[6] then
+    return nil
+  end
+  local d = place_of(dv[1], dv[2], dv[3], {})
+  local n = tonumber(string.match(pre.meta, '^0.(%d+):'))
+  if not n or redis.call('GET', d.ck) ~= pre.expect or
+     redis.call('HLEN', d.pk) ~= n - 1 or
+     redis.call('HEXISTS', d.pk, S) == 1 then
+    return nil
+  end
+  local rid = add_result(S, id, body)
+  redis.call('HSET', rec, 'summary', text, 'tokened', '0', 'scored', '1',
+             'score', dv[4], 'public_score', dv[5], 'version', dv[6],
+             'job', job, 'entry', id, 'result_entry', rid, 'rev',
+             string.format('%d', rev + 1))
+  redis.call('HSET', d.pk, S, '0' .. text)
+  redis.call('SADD', P .. ':index:task:' .. enc(d.t), S)
+  redis.call('SADD', P .. ':index:contest:' .. enc(d.c), S)
+  redis.call('SADD', P .. ':index:participant:' .. enc(d.u), S)
+  redis.call('HSET', d.tk, d.t, pre.score)
+  redis.call('SET', d.ck, pre.cache)
+  totals(d)
+  redis.call('SREM', P .. ':stale', S)
+  drop_key(fullv)
+  publish_event(d.c, dv[7], pubv)
+  return 1, pre.cache
+end
+
 -- Stores a dead-lettered scoring job as unscored, from the summary
 -- the worker wrote of what the job decoder checked; without one (the
 -- decoder refused the job, or no worker decoded it) the dead letter
@@ -241,7 +287,7 @@ P = ARGV[3]
 local out, caches = {}, {}
 local n = tonumber(ARGV[4])
 for i = 0, n - 1 do
-  local b = 5 + i * 12
+  local b = 5 + i * 19
   local id, dl, kind, body, rec =
     ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
   local code = owned(id, dl)
@@ -256,8 +302,16 @@ for i = 0, n - 1 do
         pre = {expect = ARGV[b + 8], cache = ARGV[b + 9],
                score = ARGV[b + 10], meta = ARGV[b + 11]}
       end
-      code, cache = post_result(rec, job, id, body, ARGV[b + 5],
-                                ARGV[b + 6], ARGV[b + 7], pre)
+      code = nil
+      if pre and ARGV[b + 18] ~= '' then
+        code, cache = post_direct(rec, job, id, body, ARGV[b + 5],
+                                  ARGV[b + 6], ARGV[b + 7], pre,
+                                  {unpack(ARGV, b + 12, b + 18)})
+      end
+      if not code then
+        code, cache = post_result(rec, job, id, body, ARGV[b + 5],
+                                  ARGV[b + 6], ARGV[b + 7], pre)
+      end
     elseif kind == 'result' then
       add_result(nil, id, body)
     elseif kind == 'token' then

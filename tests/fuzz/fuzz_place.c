@@ -2,7 +2,8 @@
  * (contest/placecalc.c). Input: a byte n, then n bytes of cache, then a
  * summary. Whatever the bytes: no crash, and when a task score is
  * computed, its score is a JSON object, its meta reads as the script
- * reads it, and a second summary may be merged into its cache. */
+ * reads it, a second summary may be merged into its cache, and a direct
+ * post made of it has an event that is a JSON object naming its place. */
 #include "contest/placecalc.h"
 
 #include <cjson/cJSON.h>
@@ -36,6 +37,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (m[1] != '0' && m[1] != '1') || memchr(m, ':', c.meta.len) == NULL)
       abort();
     tally_place_add(c.cache.data, c.cache.len, "T", summary, slen, &again);
+    tally_place_direct_t d;
+    tally_place_direct_init(&d);
+    /* The view: none, inline, or a key. */
+    static const char *const views[] = {"", "{\"score\":1}", "p:view:1"};
+    const char *view = views[n % 3];
+    if (tally_place_direct(summary, slen, "S", "p", view, strlen(view), &c,
+                           &d) == 0) {
+      cJSON *ev = cJSON_ParseWithLength(d.buf.data + d.off[TALLY_DIRECT_EVENT],
+                                        d.len[TALLY_DIRECT_EVENT]);
+      if (!cJSON_IsObject(ev) ||
+          !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ev, "task")))
+        abort();
+      cJSON_Delete(ev);
+    }
+    tally_place_direct_close(&d);
   }
   tally_place_calc_close(&c);
   tally_place_calc_close(&again);

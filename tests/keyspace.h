@@ -1,0 +1,19 @@
+/* Two prefixes' Redis state compared key by key: what a test runs twice,
+ * once each way, must leave the same keys with the same contents. */
+#ifndef TALLY_TESTS_KEYSPACE_H
+#define TALLY_TESTS_KEYSPACE_H
+
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+
+/* Compares every key under "<a>:" with the key of the same name under
+ * "<b>:" and the other way round: strings, hashes and sets (sorted: a
+ * hash's order is Redis's own), sorted sets (with scores) and streams
+ * (entries in order, their ids left out). In every value, a stream id
+ * (13 digits, '-', digits) counts as any other, since the two runs'
+ * clocks differ, and a key's name as the other prefix's. Returns the number of keys that differ, the first of
+ * them described in why. */
+int tr_keyspace_diff(redisContext *c, const char *a, const char *b, char *why,
+                     size_t why_len);
+
+#endif
