@@ -344,6 +344,7 @@ static void item_clear(item_t *it) {
   free(it->contest);
   it->order = it->summary = it->error = it->rev = NULL;
   it->participant = it->contest = NULL;
+  it->direct = false;
 }
 
 /* Finishes an item that needs no write. */
@@ -503,6 +504,13 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
     }
     if ((it->summary = tally__rs_dup(w->sum.data, w->sum.len)) == NULL)
       return TALLY_ENOMEM;
+    /* Most summaries stay in their place: the script need not decode
+     * them (docs/contest.md, "The direct rescore"). */
+    it->direct = tally_rescore_direct_applies(
+        w->sum.data, w->sum.len, old, old ? r->element[F_SUMMARY]->len : 0,
+        tally__rs_reply_str(r->element[F_SCORED]),
+        tally__rs_reply_str(r->element[F_SCORE]),
+        tally__rs_reply_str(r->element[F_PUBLIC]), &it->stored);
     if (was_failed)
       atomic_fetch_sub(&run->failed, 1);
   } else {
@@ -661,12 +669,24 @@ static int write_items(worker_t *w, item_t **items, size_t n) {
     while (k < n) {
       size_t nsent = 0;
       tally_call_rescore_begin(&w->call, run->sha, run->o->prefix);
-      for (; k < n; k++) {
+      for (; k < n && nsent < TALLY_CALL_MAX_ITEMS; k++) {
         item_t *it = todo[k];
-        if (tally_call_rescore(&w->call, it->id, it->rev,
-                               it->summary ? it->summary : "",
-                               it->summary ? strlen(it->summary) : 0,
-                               it->error ? it->error : "") != 0)
+        size_t len = it->summary ? strlen(it->summary) : 0;
+        const char *direct[TALLY_RESCORE_DIRECT_ARGS];
+        size_t direct_len[TALLY_RESCORE_DIRECT_ARGS];
+        tally_rescore_direct_t *dt = &w->direct[nsent];
+        bool d = it->direct && tally_rescore_direct(it->summary, len, it->id,
+                                                    &it->stored, dt) == 0;
+        _Static_assert(TALLY_RDIRECT_COUNT == TALLY_RESCORE_DIRECT_ARGS,
+                       "a direct rescore's texts");
+        for (int i = 0; d && i < TALLY_RESCORE_DIRECT_ARGS; i++) {
+          direct[i] = dt->buf.data + dt->off[i];
+          direct_len[i] = dt->len[i];
+        }
+        if (tally_call_rescore_direct(
+                &w->call, it->id, it->rev, it->summary ? it->summary : "", len,
+                it->error ? it->error : "", d ? direct : NULL,
+                d ? direct_len : NULL) != 0)
           break;
         sent[nsent++] = it;
       }
@@ -779,6 +799,8 @@ static void workers_free(run_t *run) {
     free(w->judged);
     tally_buf_close(&w->out);
     tally_buf_close(&w->sum);
+    for (size_t i = 0; i < TALLY_CALL_MAX_ITEMS; i++)
+      tally_rescore_direct_close(&w->direct[i]);
     free(w->seen);
     free(w);
   }
@@ -801,6 +823,8 @@ static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
     w->e.summary_only = true;
     tally_buf_init(&w->out);
     tally_buf_init(&w->sum);
+    for (size_t i = 0; i < TALLY_CALL_MAX_ITEMS; i++)
+      tally_rescore_direct_init(&w->direct[i]);
     if ((w->seen = calloc(o->tasks->count + 1, sizeof(bool))) == NULL)
       return tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
     if ((w->c = tally_rescore_connect(o->url, o->prefix, TIMEOUT_MS, err,

@@ -6,6 +6,7 @@
 #define TALLY_RESCORE_INT_H
 
 #include "cli/rescore.h"
+#include "contest/rescoredirect.h"
 #include "engine/engine.h"
 #include "redis/scripts.h"
 
@@ -44,6 +45,8 @@ typedef struct item_s {
   char *participant, *contest; /* for on_change (dry runs) */
   const char *task;            /* a name in the taskset, or NULL */
   unsigned char state;
+  bool direct; /* sent as a direct rescore, stored as in stored */
+  tally_rescore_old_t stored;
   bool old_scored, new_scored, differs;
   double old_score, old_public, new_score, new_public;
 } item_t;
@@ -60,6 +63,8 @@ typedef struct worker_s {
   redisContext *c;
   tally_engine_t e;
   tally_buf_t out, sum;
+  /* The direct rescores' texts of the call being sent, by item. */
+  tally_rescore_direct_t direct[TALLY_CALL_MAX_ITEMS];
   char *judged; /* the last job given its kept verdict, or NULL */
   tally_call_t call;
   bool *seen; /* per taskset entry: a submission of it was rescored */

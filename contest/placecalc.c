@@ -38,9 +38,7 @@ static bool fin(double x) {
   return isfinite(x);
 }
 
-/* An id as contest.lua's idtext writes it, or NULL (also for a string
- * holding a NUL, which a C string cannot tell apart from a shorter one). */
-static char *idtext(const cJSON *v) {
+char *tally_place_idtext(const cJSON *v) {
   if (cJSON_IsString(v))
     return tally_json_strlen(v) == strlen(v->valuestring)
                ? strdup(v->valuestring)
@@ -65,9 +63,11 @@ int tally_place_id(const char *summary, size_t len, tally_place_id_t *out) {
     cJSON_Delete(s);
     return -1;
   }
-  out->participant = idtext(cJSON_GetObjectItemCaseSensitive(s, "participant"));
-  out->task = idtext(cJSON_GetObjectItemCaseSensitive(s, "task"));
-  out->contest = idtext(cJSON_GetObjectItemCaseSensitive(s, "contest"));
+  out->participant =
+      tally_place_idtext(cJSON_GetObjectItemCaseSensitive(s, "participant"));
+  out->task = tally_place_idtext(cJSON_GetObjectItemCaseSensitive(s, "task"));
+  out->contest =
+      tally_place_idtext(cJSON_GetObjectItemCaseSensitive(s, "contest"));
   if (out->contest == NULL)
     out->contest = strdup("default");
   cJSON_Delete(s);
@@ -588,10 +588,11 @@ int tally_place_direct(const char *summary, size_t summary_len, const char *S,
       cJSON_IsObject(match) || cJSON_IsArray(match))
     goto out;
   for (int i = 0; i < 3; i++)
-    id[i] = idtext(cJSON_GetObjectItemCaseSensitive(s, place_members[i]));
+    id[i] = tally_place_idtext(
+        cJSON_GetObjectItemCaseSensitive(s, place_members[i]));
   if (id[0] == NULL)
     id[0] = strdup("default");
-  version = idtext(cJSON_GetObjectItemCaseSensitive(s, "version"));
+  version = tally_place_idtext(cJSON_GetObjectItemCaseSensitive(s, "version"));
   if (id[0] == NULL || id[1] == NULL || id[2] == NULL || version == NULL)
     goto out;
   tally_buf_reset(&d->buf);

@@ -15,6 +15,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* An id as contest.lua's idtext writes it (a string as it is, a number as
+ * num writes it), in a new string; NULL for anything else, a string
+ * holding a NUL (which a C string cannot tell apart from a shorter one),
+ * or when memory is short. */
+char *tally_place_idtext(const cJSON *v);
+
 /* The place of a summary: its contest ("default" when it names none),
  * participant and task, each as contest.lua's idtext gives it. */
 typedef struct tally_place_id_s {

@@ -132,12 +132,23 @@ int tally_call_post_pre(tally_call_t *c, const char *id, uint32_t deliveries,
 int tally_call_rescore(tally_call_t *c, const char *submission, const char *rev,
                        const char *summary, size_t summary_len,
                        const char *error) {
+  return tally_call_rescore_direct(c, submission, rev, summary, summary_len,
+                                   error, NULL, NULL);
+}
+
+int tally_call_rescore_direct(tally_call_t *c, const char *submission,
+                              const char *rev, const char *summary,
+                              size_t summary_len, const char *error,
+                              const char *const *direct,
+                              const size_t *direct_len) {
   if (c->items >= TALLY_CALL_MAX_ITEMS)
     return -1;
   arg_str(c, submission);
   arg_str(c, rev);
   arg_opt(c, summary, summary_len);
   arg_str(c, error ? error : "");
+  for (int i = 0; i < TALLY_RESCORE_DIRECT_ARGS; i++)
+    arg_opt(c, direct ? direct[i] : NULL, direct ? direct_len[i] : 0);
   count_item(c);
   return 0;
 }

@@ -271,7 +271,8 @@ void tally_call_retry(tally_call_t *c, const char *id, uint32_t deliveries);
 int tally_call_release(tally_call_t *c, const char *id, uint32_t deliveries);
 
 /* Rescore: a call of TALLY_SCRIPT_RESCORE, which takes no stream keys:
- * EVALSHA sha 0 prefix n, then n x (submission, rev, summary, error). */
+ * EVALSHA sha 0 prefix n, then n x (submission, rev, summary, error and
+ * the direct rescore's TALLY_RESCORE_DIRECT_ARGS texts, "" for none). */
 void tally_call_rescore_begin(tally_call_t *c, const char *sha,
                               const char *prefix);
 
@@ -302,5 +303,16 @@ enum {
 int tally_call_rescore(tally_call_t *c, const char *submission, const char *rev,
                        const char *summary, size_t summary_len,
                        const char *error);
+
+/* The texts of a direct rescore (contest/rescoredirect.h). */
+#define TALLY_RESCORE_DIRECT_ARGS 11
+
+/* tally_call_rescore with the texts of a direct rescore (NULL: none), of
+ * TALLY_RESCORE_DIRECT_ARGS strings and their lengths. */
+int tally_call_rescore_direct(tally_call_t *c, const char *submission,
+                              const char *rev, const char *summary,
+                              size_t summary_len, const char *error,
+                              const char *const *direct,
+                              const size_t *direct_len);
 
 #endif

@@ -882,14 +882,18 @@ end
 -- record was read in this call: known.rev its rev (nil: none) and
 -- known.err whether it has an error field, so that the revision is
 -- written with the rest and no error is deleted that is not there.
-local function write_summary(rec, text, s, tok, err, extra, known)
+-- nums, when given, are a scored summary's score, public score and
+-- version as tally wrote them (s is then not read).
+local function write_summary(rec, text, s, tok, err, extra, known, nums)
   local a = {'HSET', rec, 'summary', text, 'tokened',
              tok and '1' or '0'}
   local del
-  if is_scored(s) then
-    for _, x in ipairs({'scored', '1', 'score', num(s.score),
-                        'public_score', num(s.public_score),
-                        'version', idtext(s.version) or ''}) do
+  if nums or is_scored(s) then
+    if not nums then
+      nums = {num(s.score), num(s.public_score), idtext(s.version) or ''}
+    end
+    for _, x in ipairs({'scored', '1', 'score', nums[1],
+                        'public_score', nums[2], 'version', nums[3]}) do
       a[#a + 1] = x
     end
     if not known or known.err then del = {'HDEL', rec, 'error'} end
@@ -964,16 +968,19 @@ end
 
 -- Adds a contestant event to the contestant stream and publishes it. A
 -- view given by its key is named, not copied: "view_key" in the event.
-local function publish(typ, d, S, tok, view, ts)
+-- head, when given, is the event's text up to its "tokened" member's
+-- value, as tally made it (the direct rescore).
+local function publish(typ, d, S, tok, view, ts, head)
   local v
   if is_key(view) then
     v = ',"view_key":' .. str(view)
   else
     v = ',"view":' .. view
   end
-  local ev = '{"type":' .. str(typ) .. ',"contest":' .. str(d.c) ..
+  head = head or ('{"type":' .. str(typ) .. ',"contest":' .. str(d.c) ..
     ',"participant":' .. str(d.u) .. ',"task":' .. str(d.t) ..
-    ',"submission":' .. str(S) .. ',"tokened":' .. bool(tok) ..
+    ',"submission":' .. str(S) .. ',"tokened":')
+  local ev = head .. bool(tok) ..
     v .. ',"task_score":{"score":' ..
     num(ts and ts.public_score or 0) .. ',"partial":' ..
     bool(ts and ts.partial) .. '}}'

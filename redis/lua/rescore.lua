@@ -1,6 +1,7 @@
 -- The rescore script (prefixed with contest.lua): writes rescored
 -- summaries. No keys; ARGV[1] = prefix, ARGV[2] = n, then n x
--- (submission, rev, summary, error).
+-- (submission, rev, summary, error, and the direct rescore's 11 texts,
+-- all "" for none: see rescore_direct).
 -- The change JSON's old or new member.
 local function scores(sc, ps)
   if sc == nil then return 'null' end
@@ -84,10 +85,34 @@ local function rescore_one(rec, S, h, text, err, evs)
   return 1
 end
 
+-- The direct rescore (docs/contest.md) of a submission that stays in
+-- its place, scored: tally made what rescore_one would of it (dv:
+-- contest, participant, task, score, public score, version, the change
+-- entry or "" when the scores are the stored ones, whether the public
+-- score and the score moved, the event's head, its view untokened and
+-- tokened), from the stored fields that the rev check vouches for; only
+-- the tokened flag is read here, as a token does not count a revision.
+local function rescore_direct(rec, S, h, text, dv, evs)
+  local tok = h[7] == '1'
+  local d = place_of(dv[1], dv[2], dv[3], {})
+  write_summary(rec, text, nil, tok, nil, {},
+                {err = h[8] ~= nil, rev = h[2]}, {dv[4], dv[5], dv[6]})
+  redis.call('HSET', d.pk, S, (tok and '1' or '0') .. text)
+  touch(d)
+  check_version(S, d.t, dv[6])
+  if dv[7] == '' then return 0 end
+  redis.call('XADD', P .. ':changes', '*', 'change', dv[7])
+  if string.byte(dv[8], tok and 2 or 1) == 49 then
+    evs[#evs + 1] = {d = d, S = S, tok = tok, head = dv[9],
+                     view = tok and dv[11] or dv[10]}
+  end
+  return 1
+end
+
 P = ARGV[1]
 local out, evs = {}, {}
 for i = 0, tonumber(ARGV[2]) - 1 do
-  local b = 3 + i * 4
+  local b = 3 + i * 15
   local S, rev = ARGV[b], ARGV[b + 1]
   local rec = P .. ':submission:' .. S
   local h = redis.call('HMGET', rec, 'job', 'rev', 'summary', 'score',
@@ -96,6 +121,9 @@ for i = 0, tonumber(ARGV[2]) - 1 do
     out[#out + 1] = -3
   elseif (h[2] or '0') ~= (rev ~= '' and rev or '0') then
     out[#out + 1] = -1
+  elseif ARGV[b + 12] ~= '' then
+    out[#out + 1] = rescore_direct(rec, S, h, ARGV[b + 2],
+                                   {unpack(ARGV, b + 4, b + 14)}, evs)
   else
     out[#out + 1] = rescore_one(rec, S, h, ARGV[b + 2], ARGV[b + 3],
                                 evs)
@@ -103,7 +131,7 @@ for i = 0, tonumber(ARGV[2]) - 1 do
 end
 local tss = flush()
 for _, e in ipairs(evs) do
-  publish('rescore', e.d, e.S, e.tok, e.view, tss[e.d.pk])
+  publish('rescore', e.d, e.S, e.tok, e.view, tss[e.d.pk], e.head)
 end
 announce()
 return out

@@ -3,8 +3,11 @@
  * summary. Whatever the bytes: no crash, and when a task score is
  * computed, its score is a JSON object, its meta reads as the script
  * reads it, a second summary may be merged into its cache, and a direct
- * post made of it has an event that is a JSON object naming its place. */
+ * post made of it has an event that is a JSON object naming its place;
+ * and the summary rescored over the cache's bytes read as a stored
+ * summary makes a change entry that is a JSON object. */
 #include "contest/placecalc.h"
+#include "contest/rescoredirect.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -52,6 +55,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       cJSON_Delete(ev);
     }
     tally_place_direct_close(&d);
+  }
+  /* The summary rescored over the cache's bytes as the stored one: a
+   * direct rescore made of them has a change entry that is JSON. */
+  tally_rescore_old_t old;
+  if (tally_rescore_direct_applies(summary, slen, cache, n, "1", "2.5", "0",
+                                   &old)) {
+    tally_rescore_direct_t r;
+    tally_rescore_direct_init(&r);
+    if (tally_rescore_direct(summary, slen, "S", &old, &r) == 0 &&
+        r.len[TALLY_RDIRECT_CHANGE] > 0) {
+      cJSON *ch =
+          cJSON_ParseWithLength(r.buf.data + r.off[TALLY_RDIRECT_CHANGE],
+                                r.len[TALLY_RDIRECT_CHANGE]);
+      if (!cJSON_IsObject(ch))
+        abort();
+      cJSON_Delete(ch);
+    }
+    tally_rescore_direct_close(&r);
   }
   tally_place_calc_close(&c);
   tally_place_calc_close(&again);

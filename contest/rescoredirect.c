@@ -1,0 +1,215 @@
+/* The direct rescore of a submission (rescoredirect.h): the texts the
+ * rescore script's rescore_one would make, made here the way it makes
+ * them (redis/lua/rescore.lua, contest.lua). */
+#include "contest/rescoredirect.h"
+
+#include "contest/placecalc.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tally_rescore_direct_init(tally_rescore_direct_t *d) {
+  memset(d, 0, sizeof(*d));
+  tally_buf_init(&d->buf);
+}
+
+void tally_rescore_direct_close(tally_rescore_direct_t *d) {
+  tally_buf_close(&d->buf);
+}
+
+/* A summary's place and whether it can be rescored directly: an object
+ * with a place and no rated match (a "match" that Lua decodes to a table). */
+typedef struct {
+  cJSON *s;
+  char *id[3];
+} side_t;
+
+static const char *const members[3] = {"contest", "participant", "task"};
+
+static bool side_read(side_t *x, const char *text, size_t len) {
+  memset(x, 0, sizeof(*x));
+  x->s = cJSON_ParseWithLength(text, len);
+  if (!cJSON_IsObject(x->s))
+    return false;
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(x->s, "match");
+  if (cJSON_IsObject(m) || cJSON_IsArray(m))
+    return false;
+  for (int i = 0; i < 3; i++)
+    x->id[i] =
+        tally_place_idtext(cJSON_GetObjectItemCaseSensitive(x->s, members[i]));
+  if (x->id[0] == NULL)
+    x->id[0] = strdup("default");
+  return x->id[0] != NULL && x->id[1] != NULL && x->id[2] != NULL;
+}
+
+static void side_free(side_t *x) {
+  for (int i = 0; i < 3; i++)
+    free(x->id[i]);
+  cJSON_Delete(x->s);
+}
+
+/* A stored number as the script's tonumber reads it, when it is plain:
+ * all of s a finite decimal. */
+static bool stored_num(const char *s, double *v) {
+  if (s == NULL || *s == '\0' || strchr(s, 'x') || strchr(s, 'X'))
+    return false;
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  return *end == '\0' && isfinite(*v);
+}
+
+static void mark(tally_rescore_direct_t *d, int i, size_t start) {
+  d->off[i] = start;
+  d->len[i] = d->buf.len - start;
+}
+
+static void text_of(tally_rescore_direct_t *d, int i, const char *s) {
+  size_t start = d->buf.len;
+  tally_buf_puts(&d->buf, s);
+  mark(d, i, start);
+}
+
+/* The script's scores(sc, ps): {"score":..,"public_score":..}. */
+static void scores(tally_buf_t *b, double sc, double ps) {
+  tally_buf_puts(b, "{\"score\":");
+  tally_json_num(b, sc);
+  tally_buf_puts(b, ",\"public_score\":");
+  tally_json_num(b, ps);
+  tally_buf_putc(b, '}');
+}
+
+/* The script's brief(s, tok) of a scored summary. */
+static void brief(tally_rescore_direct_t *d, int i, const cJSON *s,
+                  const char *score, const char *max) {
+  size_t start = d->buf.len;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, score);
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, max);
+  tally_buf_puts(&d->buf, "{\"score\":");
+  tally_json_num(&d->buf, v->valuedouble);
+  tally_buf_puts(&d->buf, ",\"max_score\":");
+  if (cJSON_IsNumber(m))
+    tally_json_num(&d->buf, m->valuedouble);
+  else
+    tally_buf_puts(&d->buf, "null");
+  tally_buf_putc(&d->buf, '}');
+  mark(d, i, start);
+}
+
+bool tally_rescore_direct_applies(const char *text, size_t len,
+                                  const char *stored, size_t stored_len,
+                                  const char *scored, const char *score,
+                                  const char *public_score,
+                                  tally_rescore_old_t *old) {
+  side_t now, was;
+  memset(&was, 0, sizeof(was));
+  bool ok = false;
+  char *version = NULL;
+  if (!side_read(&now, text, len) || stored == NULL ||
+      !side_read(&was, stored, stored_len))
+    goto out;
+  for (int i = 0; i < 3; i++)
+    if (strcmp(now.id[i], was.id[i]) != 0)
+      goto out;
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(now.s, "score");
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(now.s, "public_score");
+  if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(now.s, "scored")) ||
+      !cJSON_IsNumber(sc) || !cJSON_IsNumber(ps) ||
+      !isfinite(sc->valuedouble) || !isfinite(ps->valuedouble))
+    goto out;
+  version =
+      tally_place_idtext(cJSON_GetObjectItemCaseSensitive(now.s, "version"));
+  if (version == NULL)
+    goto out;
+  /* The stored scores, as the script reads them: only a scored record's. */
+  old->scored = scored != NULL && strcmp(scored, "1") == 0;
+  old->score = old->public_score = 0;
+  ok = !old->scored || (stored_num(score, &old->score) &&
+                        stored_num(public_score, &old->public_score));
+out:
+  free(version);
+  side_free(&now);
+  side_free(&was);
+  return ok;
+}
+
+int tally_rescore_direct(const char *text, size_t len, const char *S,
+                         const tally_rescore_old_t *old,
+                         tally_rescore_direct_t *d) {
+  side_t now;
+  int rc = -1;
+  char *version = NULL;
+  if (!side_read(&now, text, len))
+    goto out;
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(now.s, "score");
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(now.s, "public_score");
+  version =
+      tally_place_idtext(cJSON_GetObjectItemCaseSensitive(now.s, "version"));
+  if (!cJSON_IsNumber(sc) || !cJSON_IsNumber(ps) || version == NULL)
+    goto out;
+  bool was = old->scored;
+  double os = old->score, ops = old->public_score;
+  double ns = sc->valuedouble, nps = ps->valuedouble;
+  tally_buf_reset(&d->buf);
+  tally_buf_t *b = &d->buf;
+  for (int i = 0; i < 3; i++)
+    text_of(d, TALLY_RDIRECT_CONTEST + i, now.id[i]);
+  size_t start = b->len;
+  tally_json_num(b, ns);
+  mark(d, TALLY_RDIRECT_SCORE, start);
+  start = b->len;
+  tally_json_num(b, nps);
+  mark(d, TALLY_RDIRECT_PUBLIC_SCORE, start);
+  text_of(d, TALLY_RDIRECT_VERSION, version);
+  start = b->len;
+  if (!was || os != ns || ops != nps) {
+    tally_buf_puts(b, "{");
+    for (int i = 0; i < 3; i++) {
+      tally_buf_puts(b, i == 0 ? "\"" : ",\"");
+      tally_buf_puts(b, members[i]);
+      tally_buf_puts(b, "\":");
+      tally_lua_json_str(b, now.id[i], strlen(now.id[i]));
+    }
+    tally_buf_puts(b, ",\"submission\":");
+    tally_lua_json_str(b, S, strlen(S));
+    tally_buf_puts(b, ",\"version\":");
+    tally_lua_json_str(b, version, strlen(version));
+    tally_buf_puts(b, ",\"old\":");
+    if (was)
+      scores(b, os, ops);
+    else
+      tally_buf_puts(b, "null");
+    tally_buf_puts(b, ",\"new\":");
+    scores(b, ns, nps);
+    tally_buf_putc(b, '}');
+  }
+  mark(d, TALLY_RDIRECT_CHANGE, start);
+  start = b->len;
+  tally_buf_putc(b, !was || ops != nps ? '1' : '0');
+  tally_buf_putc(b, !was || os != ns ? '1' : '0');
+  mark(d, TALLY_RDIRECT_MOVED, start);
+  start = b->len;
+  tally_buf_puts(b, "{\"type\":\"rescore\"");
+  for (int i = 0; i < 3; i++) {
+    tally_buf_puts(b, ",\"");
+    tally_buf_puts(b, members[i]);
+    tally_buf_puts(b, "\":");
+    tally_lua_json_str(b, now.id[i], strlen(now.id[i]));
+  }
+  tally_buf_puts(b, ",\"submission\":");
+  tally_lua_json_str(b, S, strlen(S));
+  tally_buf_puts(b, ",\"tokened\":");
+  mark(d, TALLY_RDIRECT_EVENT, start);
+  brief(d, TALLY_RDIRECT_VIEW_PUBLIC, now.s, "public_score",
+        "max_public_score");
+  brief(d, TALLY_RDIRECT_VIEW_FULL, now.s, "score", "max_score");
+  rc = b->oom ? -1 : 0;
+out:
+  free(version);
+  side_free(&now);
+  return rc;
+}

@@ -1,0 +1,66 @@
+/* The direct rescore of a submission (docs/contest.md, "The direct
+ * rescore"): what the rescore script writes for one submission that stays
+ * in its place, made by tally rescore, so that the script decodes no
+ * summary and formats no number of it. */
+#ifndef TALLY_CONTEST_RESCOREDIRECT_H
+#define TALLY_CONTEST_RESCOREDIRECT_H
+
+#include "config/jsonw.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Its texts, each at buf + off[i], len[i] bytes: */
+enum {
+  TALLY_RDIRECT_CONTEST, /* the place, as idtext writes it */
+  TALLY_RDIRECT_PARTICIPANT,
+  TALLY_RDIRECT_TASK,
+  TALLY_RDIRECT_SCORE,        /* the record's score, as num writes it */
+  TALLY_RDIRECT_PUBLIC_SCORE, /* its public_score */
+  TALLY_RDIRECT_VERSION,      /* its version */
+  TALLY_RDIRECT_CHANGE,       /* the <p>:changes entry; "" when the scores
+                                 are the stored ones */
+  TALLY_RDIRECT_MOVED,        /* '0' or '1' for the public score, then the
+                                 score: whether each moved */
+  TALLY_RDIRECT_EVENT,        /* the "rescore" event up to its "tokened" */
+  TALLY_RDIRECT_VIEW_PUBLIC,  /* the event's view, untokened */
+  TALLY_RDIRECT_VIEW_FULL,    /* and tokened */
+  TALLY_RDIRECT_COUNT
+};
+
+typedef struct tally_rescore_direct_s {
+  tally_buf_t buf;
+  size_t off[TALLY_RDIRECT_COUNT], len[TALLY_RDIRECT_COUNT];
+} tally_rescore_direct_t;
+
+void tally_rescore_direct_init(tally_rescore_direct_t *d);
+void tally_rescore_direct_close(tally_rescore_direct_t *d);
+
+/* What the rescore script reads of the stored scores: whether the record
+ * is scored ("1"), and its scores then, as tonumber reads them. */
+typedef struct tally_rescore_old_s {
+  bool scored;
+  double score, public_score;
+} tally_rescore_old_t;
+
+/* Whether submission S, whose new summary is text (len bytes), can be
+ * rescored directly, given the stored fields it was read with: summary
+ * (NULL: none) and the scored, score and public_score fields (NULL: none),
+ * which *old then holds as the script reads them. Not when the new summary
+ * is not scored, is a rated match or has no version; the stored summary is
+ * missing, a rated match or of another place; a stored score is not a
+ * plain finite number; memory is short: the script then rescores it from
+ * the summary as before. */
+bool tally_rescore_direct_applies(const char *text, size_t len,
+                                  const char *stored, size_t stored_len,
+                                  const char *scored, const char *score,
+                                  const char *public_score,
+                                  tally_rescore_old_t *old);
+
+/* Makes the direct rescore of submission S (one that applies) into *d.
+ * Returns 0, or -1 when memory is short. */
+int tally_rescore_direct(const char *text, size_t len, const char *S,
+                         const tally_rescore_old_t *old,
+                         tally_rescore_direct_t *d);
+
+#endif
