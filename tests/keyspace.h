@@ -11,8 +11,8 @@
  * hash's order is Redis's own), sorted sets (with scores) and streams
  * (entries in order, their ids left out). In every value, a stream id
  * (13 digits, '-', digits) counts as any other, since the two runs'
- * clocks differ, and a key's name as the other prefix's. Returns the number of keys that differ, the first of
- * them described in why. */
+ * clocks differ, and a key's name as the other prefix's. Returns the number of
+ * keys that differ, the first of them described in why. */
 int tr_keyspace_diff(redisContext *c, const char *a, const char *b, char *why,
                      size_t why_len);
 
