@@ -100,41 +100,56 @@ static void brief(tally_rescore_direct_t *d, int i, const cJSON *s,
   mark(d, i, start);
 }
 
+/* Whether stored summary a is of the same place as summary b and has no
+ * match, told without decoding either, as the rescore script's
+ * same_place does: the same bytes up to b's timestamp member, and neither
+ * names a participant, task or contest after it. false only means "decode
+ * them". */
+static bool same_place_bytes(const char *a, size_t alen, const char *b,
+                             size_t blen) {
+  static const char ts[] = ",\"timestamp\":";
+  const char *t = memmem(b, blen, ts, sizeof(ts) - 1);
+  if (t == NULL)
+    return false;
+  size_t i = (size_t)(t - b);
+  if (alen <= i || memcmp(a, b, i + 1) != 0 ||
+      memmem(a, alen, "\"match\":", 8) != NULL)
+    return false;
+  static const char *const keys[3] = {
+      "\"participant\":", "\"task\":", "\"contest\":"};
+  for (int k = 0; k < 3; k++) {
+    size_t kl = strlen(keys[k]);
+    if (memmem(a + i, alen - i, keys[k], kl) != NULL ||
+        memmem(b + i, blen - i, keys[k], kl) != NULL)
+      return false;
+  }
+  return true;
+}
+
 bool tally_rescore_direct_applies(const char *text, size_t len,
                                   const char *stored, size_t stored_len,
                                   const char *scored, const char *score,
                                   const char *public_score,
                                   tally_rescore_old_t *old) {
-  side_t now, was;
-  memset(&was, 0, sizeof(was));
-  bool ok = false;
-  char *version = NULL;
-  if (!side_read(&now, text, len) || stored == NULL ||
-      !side_read(&was, stored, stored_len))
-    goto out;
-  for (int i = 0; i < 3; i++)
-    if (strcmp(now.id[i], was.id[i]) != 0)
-      goto out;
-  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(now.s, "score");
-  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(now.s, "public_score");
-  if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(now.s, "scored")) ||
-      !cJSON_IsNumber(sc) || !cJSON_IsNumber(ps) ||
-      !isfinite(sc->valuedouble) || !isfinite(ps->valuedouble))
-    goto out;
-  version =
-      tally_place_idtext(cJSON_GetObjectItemCaseSensitive(now.s, "version"));
-  if (version == NULL)
-    goto out;
+  if (stored == NULL)
+    return false;
+  if (!same_place_bytes(stored, stored_len, text, len)) {
+    side_t now, was;
+    memset(&was, 0, sizeof(was));
+    bool same =
+        side_read(&now, text, len) && side_read(&was, stored, stored_len);
+    for (int i = 0; same && i < 3; i++)
+      same = strcmp(now.id[i], was.id[i]) == 0;
+    side_free(&now);
+    side_free(&was);
+    if (!same)
+      return false;
+  }
   /* The stored scores, as the script reads them: only a scored record's. */
   old->scored = scored != NULL && strcmp(scored, "1") == 0;
   old->score = old->public_score = 0;
-  ok = !old->scored || (stored_num(score, &old->score) &&
-                        stored_num(public_score, &old->public_score));
-out:
-  free(version);
-  side_free(&now);
-  side_free(&was);
-  return ok;
+  return !old->scored || (stored_num(score, &old->score) &&
+                          stored_num(public_score, &old->public_score));
 }
 
 int tally_rescore_direct(const char *text, size_t len, const char *S,
@@ -147,9 +162,13 @@ int tally_rescore_direct(const char *text, size_t len, const char *S,
     goto out;
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(now.s, "score");
   const cJSON *ps = cJSON_GetObjectItemCaseSensitive(now.s, "public_score");
+  if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(now.s, "scored")) ||
+      !cJSON_IsNumber(sc) || !cJSON_IsNumber(ps) ||
+      !isfinite(sc->valuedouble) || !isfinite(ps->valuedouble))
+    goto out;
   version =
       tally_place_idtext(cJSON_GetObjectItemCaseSensitive(now.s, "version"));
-  if (!cJSON_IsNumber(sc) || !cJSON_IsNumber(ps) || version == NULL)
+  if (version == NULL)
     goto out;
   bool was = old->scored;
   double os = old->score, ops = old->public_score;

@@ -43,14 +43,14 @@ typedef struct tally_rescore_old_s {
   double score, public_score;
 } tally_rescore_old_t;
 
-/* Whether submission S, whose new summary is text (len bytes), can be
- * rescored directly, given the stored fields it was read with: summary
- * (NULL: none) and the scored, score and public_score fields (NULL: none),
- * which *old then holds as the script reads them. Not when the new summary
- * is not scored, is a rated match or has no version; the stored summary is
- * missing, a rated match or of another place; a stored score is not a
- * plain finite number; memory is short: the script then rescores it from
- * the summary as before. */
+/* Whether submission S, whose new summary is text (len bytes), may be
+ * rescored directly, as far as the stored fields it was read with tell:
+ * summary (NULL: none) and the scored, score and public_score fields
+ * (NULL: none), which *old then holds as the script reads them. Not when
+ * the stored summary is missing, a rated match or of another place (told
+ * from the bytes as the script's same_place does, else decoded), or a
+ * stored score is not a plain finite number. tally_rescore_direct checks
+ * the new summary. */
 bool tally_rescore_direct_applies(const char *text, size_t len,
                                   const char *stored, size_t stored_len,
                                   const char *scored, const char *score,
@@ -58,7 +58,9 @@ bool tally_rescore_direct_applies(const char *text, size_t len,
                                   tally_rescore_old_t *old);
 
 /* Makes the direct rescore of submission S (one that applies) into *d.
- * Returns 0, or -1 when memory is short. */
+ * Returns 0, or -1 when it does not apply after all (the new summary is not
+ * scored, is a rated match or has no version) or memory is short: the
+ * script then rescores it from the summary as before. */
 int tally_rescore_direct(const char *text, size_t len, const char *S,
                          const tally_rescore_old_t *old,
                          tally_rescore_direct_t *d);
