@@ -231,3 +231,68 @@ Test(post_direct, refused_when_the_state_is_not_the_one_assumed) {
    * its last). */
   cr_expect_eq(calls("hexists"), before);
 }
+
+/* Posts results of task "t" with the given versions in one call under
+ * "tally" (no precomputation) and returns the codes in codes. */
+static void post_versions(const char *const *subs, const char *const *vers,
+                          int n, long long *codes) {
+  tally_call_t *call = malloc(sizeof(*call));
+  cr_assert(call != NULL);
+  tally_call_begin(call, TALLY_SCRIPT_POST, NULL, "tally", "a");
+  char ids[8][64], sums[8][512], recs[8][64];
+  tally_post_extra_t e[8];
+  cr_assert(n <= 8);
+  for (int i = 0; i < n; i++) {
+    redisReply *x = redisCommand(c, "XADD tally:jobs * job {}");
+    snprintf(ids[i], sizeof(ids[i]), "%s", x->str);
+    freeReplyObject(x);
+    snprintf(sums[i], sizeof(sums[i]),
+             "{\"submission\":\"%s\",\"participant\":\"u\",\"task\":\"t\","
+             "\"timestamp\":1,\"official\":true,\"tokened\":false,"
+             "\"version\":\"%s\",\"score\":1,\"public_score\":0}",
+             subs[i], vers[i]);
+    snprintf(recs[i], sizeof(recs[i]), "tally:submission:%s", subs[i]);
+    e[i] = (tally_post_extra_t){sums[i], strlen(sums[i]), "", 0, "", 0};
+  }
+  freeReplyObject(redisCommand(
+      c, "XREADGROUP GROUP tallyd a COUNT 10 STREAMS tally:jobs >"));
+  for (int i = 0; i < n; i++)
+    cr_assert_eq(
+        tally_call_post(call, ids[i], 1, "result", "{}", 2, recs[i], &e[i]), 0);
+  redisReply *r = redisCommandArgv(c, call->argc, call->argv, call->argvlen);
+  free(call);
+  cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2u * n);
+  for (int i = 0; i < n; i++)
+    codes[i] = r->element[i]->integer;
+  freeReplyObject(r);
+}
+
+static long long stale_count(void) {
+  redisReply *r = redisCommand(c, "SCARD tally:stale");
+  long long n = r->integer;
+  freeReplyObject(r);
+  return n;
+}
+
+Test(post_direct, one_call_keeps_versions_and_the_stale_set_exact) {
+  /* The first result sets the task's version; in the same call one of
+   * another version is stale and one of this version is not. */
+  long long codes[4];
+  post_versions((const char *const[]){"s1", "s2", "s3"},
+                (const char *const[]){"v1", "v2", "v1"}, 3, codes);
+  cr_expect_eq(codes[0], TALLY_POST_DONE);
+  cr_expect_eq(codes[1], TALLY_POST_STALE);
+  cr_expect_eq(codes[2], TALLY_POST_DONE);
+  cr_expect_eq(stale_count(), 1);
+  /* A call that finds the stale set not empty takes a submission out of
+   * it, and a call that finds it empty adds to it again. */
+  post_versions((const char *const[]){"s4", "s2"},
+                (const char *const[]){"v1", "v1"}, 2, codes);
+  cr_expect_eq(codes[0], TALLY_POST_DONE);
+  cr_expect_eq(codes[1], TALLY_POST_DONE);
+  cr_expect_eq(stale_count(), 0);
+  post_versions((const char *const[]){"s5", "s6"},
+                (const char *const[]){"v1", "v3"}, 2, codes);
+  cr_expect_eq(codes[1], TALLY_POST_STALE);
+  cr_expect_eq(stale_count(), 1);
+}
