@@ -122,4 +122,13 @@ int tally__rs_cmp_order(const void *a, const void *b);
 int tally__rs_select_items(run_t *run, char *err, size_t errlen);
 int tally__rs_finish_pending(run_t *run, char *err, size_t errlen);
 
+/* The phases' work on each worker (rescore_items.c): reading and scoring
+ * the items, then writing the planned calls; and the plan, which splits
+ * run->send into script calls that take whole places. */
+void *tally__rs_score_main(void *arg);
+/* Frees what item it holds but its id, and forgets its direct rescore. */
+void tally__rs_item_clear(item_t *it);
+void *tally__rs_write_main(void *arg);
+int tally__rs_plan_calls(run_t *run);
+
 #endif
