@@ -24,7 +24,7 @@ void tc_teardown(void) {
   char cmd[128];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", folder);
   if (system(cmd) != 0)
-    cr_log_warn("could not remove %s", folder);
+    cr_log_info("could not remove %s", folder);
 }
 
 const char *tc_at(const char *name) {

@@ -45,7 +45,7 @@ static void teardown(void) {
   char cmd[128];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
   if (system(cmd) != 0)
-    cr_log_warn("could not remove %s", dir);
+    cr_log_info("could not remove %s", dir);
 }
 
 TestSuite(settings, .init = setup, .fini = teardown);

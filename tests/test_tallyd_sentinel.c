@@ -303,10 +303,12 @@ Test(tallyd_sentinel, a_rescore_survives_a_failover) {
    * likely because this test first saw it running (its progress is
    * written every half second) only when nothing was left but its last
    * progress write, which it does not retry. What it wrote is checked
-   * below either way. */
+   * below either way, so this is a note, not a warning: Criterion fails
+   * a run that logs a warning, which a clean-clone CI run showed (all
+   * four tests passed, the run failed). */
   if (strstr(t.err, "the sentinels may be moving the master: starting "
                     "again") == NULL)
-    cr_log_warn("the rescore had written everything before the failover "
+    cr_log_info("the rescore had written everything before the failover "
                 "(stderr: %s)",
                 t.err);
   cr_expect(strstr(t.out, "rescored 3000 submissions") != NULL, "%s", t.out);
