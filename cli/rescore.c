@@ -340,7 +340,7 @@ static void workers_free(run_t *run) {
     tally_buf_close(&w->out);
     tally_buf_close(&w->sum);
     for (size_t i = 0; i < TALLY_CALL_MAX_ITEMS; i++)
-      tally_rescore_direct_close(&w->direct[i]);
+      tally_texts_close(&w->direct[i]);
     free(w->seen);
     free(w);
   }
@@ -364,7 +364,7 @@ static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
     tally_buf_init(&w->out);
     tally_buf_init(&w->sum);
     for (size_t i = 0; i < TALLY_CALL_MAX_ITEMS; i++)
-      tally_rescore_direct_init(&w->direct[i]);
+      tally_texts_init(&w->direct[i]);
     if ((w->seen = calloc(o->tasks->count + 1, sizeof(bool))) == NULL)
       return tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
     if ((w->c = tally_rescore_connect(o->url, o->prefix, TIMEOUT_MS, err,

@@ -460,13 +460,30 @@ out:
   return rc;
 }
 
-void tally_place_direct_init(tally_place_direct_t *d) {
-  memset(d, 0, sizeof(*d));
-  tally_buf_init(&d->buf);
+void tally_texts_init(tally_texts_t *t) {
+  memset(t, 0, sizeof(*t));
+  tally_buf_init(&t->buf);
 }
 
-void tally_place_direct_close(tally_place_direct_t *d) {
-  tally_buf_close(&d->buf);
+void tally_texts_close(tally_texts_t *t) {
+  tally_buf_close(&t->buf);
+}
+
+void tally_texts_mark(tally_texts_t *t, int i, size_t start) {
+  t->off[i] = start;
+  t->len[i] = t->buf.len - start;
+}
+
+void tally_texts_put(tally_texts_t *t, int i, const char *s) {
+  size_t start = t->buf.len;
+  tally_buf_puts(&t->buf, s);
+  tally_texts_mark(t, i, start);
+}
+
+void tally_texts_num(tally_texts_t *t, int i, double v) {
+  size_t start = t->buf.len;
+  tally_json_num(&t->buf, v);
+  tally_texts_mark(t, i, start);
 }
 
 void tally_lua_json_str(tally_buf_t *b, const char *s, size_t len) {
@@ -515,26 +532,6 @@ void tally_lua_json_str(tally_buf_t *b, const char *s, size_t len) {
   tally_buf_putc(b, '"');
 }
 
-/* Ends text i of d, which began at start. */
-static void direct_mark(tally_place_direct_t *d, int i, size_t start) {
-  d->off[i] = start;
-  d->len[i] = d->buf.len - start;
-}
-
-/* Appends text s as direct text i. */
-static void direct_text(tally_place_direct_t *d, int i, const char *s) {
-  size_t start = d->buf.len;
-  tally_buf_puts(&d->buf, s);
-  direct_mark(d, i, start);
-}
-
-/* Appends number v, as num writes it, as direct text i. */
-static void direct_num(tally_place_direct_t *d, int i, double v) {
-  size_t start = d->buf.len;
-  tally_json_num(&d->buf, v);
-  direct_mark(d, i, start);
-}
-
 /* Appends to the event of d the contestant-visible view: contest.lua's
  * publish, given a view's key, names it; given its JSON, embeds it; given
  * none, brief(s, false) stands for it. */
@@ -567,6 +564,18 @@ static void direct_view(tally_place_direct_t *d, const cJSON *s,
 /* The names of the place's members, in direct texts' order. */
 static const char *const place_members[3] = {"contest", "participant", "task"};
 
+void tally_lua_place_members(tally_buf_t *b, char *const ids[3],
+                             const char *S) {
+  for (int i = 0; i < 3; i++) {
+    tally_buf_puts(b, i == 0 ? "\"" : ",\"");
+    tally_buf_puts(b, place_members[i]);
+    tally_buf_puts(b, "\":");
+    tally_lua_json_str(b, ids[i], strlen(ids[i]));
+  }
+  tally_buf_puts(b, ",\"submission\":");
+  tally_lua_json_str(b, S, strlen(S));
+}
+
 int tally_place_direct(const char *summary, size_t summary_len, const char *S,
                        const char *prefix, const char *pub, size_t pub_len,
                        const tally_place_calc_t *c, tally_place_direct_t *d) {
@@ -597,28 +606,21 @@ int tally_place_direct(const char *summary, size_t summary_len, const char *S,
     goto out;
   tally_buf_reset(&d->buf);
   for (int i = 0; i < 3; i++)
-    direct_text(d, TALLY_DIRECT_CONTEST + i, id[i]);
-  direct_num(d, TALLY_DIRECT_SCORE, sc->valuedouble);
-  direct_num(d, TALLY_DIRECT_PUBLIC_SCORE, ps->valuedouble);
-  direct_text(d, TALLY_DIRECT_VERSION, version);
+    tally_texts_put(d, TALLY_DIRECT_CONTEST + i, id[i]);
+  tally_texts_num(d, TALLY_DIRECT_SCORE, sc->valuedouble);
+  tally_texts_num(d, TALLY_DIRECT_PUBLIC_SCORE, ps->valuedouble);
+  tally_texts_put(d, TALLY_DIRECT_VERSION, version);
   size_t start = d->buf.len;
   tally_buf_t *b = &d->buf;
-  tally_buf_puts(b, "{\"type\":\"score\"");
-  for (int i = 0; i < 3; i++) {
-    tally_buf_puts(b, ",\"");
-    tally_buf_puts(b, place_members[i]);
-    tally_buf_puts(b, "\":");
-    tally_lua_json_str(b, id[i], strlen(id[i]));
-  }
-  tally_buf_puts(b, ",\"submission\":");
-  tally_lua_json_str(b, S, strlen(S));
+  tally_buf_puts(b, "{\"type\":\"score\",");
+  tally_lua_place_members(b, id, S);
   tally_buf_puts(b, ",\"tokened\":false");
   direct_view(d, s, prefix, pub, pub_len);
   tally_buf_puts(b, ",\"task_score\":{\"score\":");
   tally_buf_put(b, colon + 1, c->meta.len - (size_t)(colon + 1 - meta));
   tally_buf_puts(b, meta[1] == '1' ? ",\"partial\":true}}"
                                    : ",\"partial\":false}}");
-  direct_mark(d, TALLY_DIRECT_EVENT, start);
+  tally_texts_mark(d, TALLY_DIRECT_EVENT, start);
   rc = d->buf.oom ? -1 : 0;
 out:
   for (int i = 0; i < 3; i++)

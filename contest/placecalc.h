@@ -73,13 +73,27 @@ enum {
   TALLY_DIRECT_COUNT
 };
 
-typedef struct tally_place_direct_s {
-  tally_buf_t buf;
-  size_t off[TALLY_DIRECT_COUNT], len[TALLY_DIRECT_COUNT];
-} tally_place_direct_t;
+/* Texts made one after another in one buffer: text i is at
+ * buf.data + off[i], len[i] bytes (a direct post's and a direct
+ * rescore's). */
+#define TALLY_TEXTS_MAX 11
 
-void tally_place_direct_init(tally_place_direct_t *d);
-void tally_place_direct_close(tally_place_direct_t *d);
+typedef struct tally_texts_s {
+  tally_buf_t buf;
+  size_t off[TALLY_TEXTS_MAX], len[TALLY_TEXTS_MAX];
+} tally_texts_t;
+
+void tally_texts_init(tally_texts_t *t);
+void tally_texts_close(tally_texts_t *t);
+/* Ends text i, begun when buf was start bytes long. */
+void tally_texts_mark(tally_texts_t *t, int i, size_t start);
+/* Appends s as text i. */
+void tally_texts_put(tally_texts_t *t, int i, const char *s);
+/* Appends v, as num writes it, as text i. */
+void tally_texts_num(tally_texts_t *t, int i, double v);
+
+typedef tally_texts_t tally_place_direct_t;
+_Static_assert(TALLY_DIRECT_COUNT <= TALLY_TEXTS_MAX, "a direct post's texts");
 
 /* Makes the direct post of submission S's summary (summary_len bytes)
  * with its public view pub (pub_len bytes: the view's JSON, or the key it
@@ -96,5 +110,10 @@ int tally_place_direct(const char *summary, size_t summary_len, const char *S,
  * does: '"', '\\' and '/' escaped, control bytes and DEL as \u00xx but for
  * \b, \t, \n, \f and \r, every other byte as it is. */
 void tally_lua_json_str(tally_buf_t *b, const char *s, size_t len);
+
+/* Writes the members "contest", "participant" and "task" (ids, as the
+ * place's idtexts) and "submission" (S) of a contestant event or a
+ * change entry, separated by commas, as the scripts write them. */
+void tally_lua_place_members(tally_buf_t *b, char *const ids[3], const char *S);
 
 #endif

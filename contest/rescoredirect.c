@@ -12,15 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tally_rescore_direct_init(tally_rescore_direct_t *d) {
-  memset(d, 0, sizeof(*d));
-  tally_buf_init(&d->buf);
-}
-
-void tally_rescore_direct_close(tally_rescore_direct_t *d) {
-  tally_buf_close(&d->buf);
-}
-
 /* A summary's place and whether it can be rescored directly: an object
  * with a place and no rated match (a "match" that Lua decodes to a table). */
 typedef struct {
@@ -63,17 +54,6 @@ static bool stored_num(const char *s, double *v) {
   return *end == '\0' && isfinite(*v);
 }
 
-static void mark(tally_rescore_direct_t *d, int i, size_t start) {
-  d->off[i] = start;
-  d->len[i] = d->buf.len - start;
-}
-
-static void text_of(tally_rescore_direct_t *d, int i, const char *s) {
-  size_t start = d->buf.len;
-  tally_buf_puts(&d->buf, s);
-  mark(d, i, start);
-}
-
 /* The script's scores(sc, ps): {"score":..,"public_score":..}. */
 static void scores(tally_buf_t *b, double sc, double ps) {
   tally_buf_puts(b, "{\"score\":");
@@ -97,7 +77,7 @@ static void brief(tally_rescore_direct_t *d, int i, const cJSON *s,
   else
     tally_buf_puts(&d->buf, "null");
   tally_buf_putc(&d->buf, '}');
-  mark(d, i, start);
+  tally_texts_mark(d, i, start);
 }
 
 /* Whether stored summary a is of the same place as summary b and has no
@@ -176,25 +156,18 @@ int tally_rescore_direct(const char *text, size_t len, const char *S,
   tally_buf_reset(&d->buf);
   tally_buf_t *b = &d->buf;
   for (int i = 0; i < 3; i++)
-    text_of(d, TALLY_RDIRECT_CONTEST + i, now.id[i]);
+    tally_texts_put(d, TALLY_RDIRECT_CONTEST + i, now.id[i]);
   size_t start = b->len;
   tally_json_num(b, ns);
-  mark(d, TALLY_RDIRECT_SCORE, start);
+  tally_texts_mark(d, TALLY_RDIRECT_SCORE, start);
   start = b->len;
   tally_json_num(b, nps);
-  mark(d, TALLY_RDIRECT_PUBLIC_SCORE, start);
-  text_of(d, TALLY_RDIRECT_VERSION, version);
+  tally_texts_mark(d, TALLY_RDIRECT_PUBLIC_SCORE, start);
+  tally_texts_put(d, TALLY_RDIRECT_VERSION, version);
   start = b->len;
   if (!was || os != ns || ops != nps) {
     tally_buf_puts(b, "{");
-    for (int i = 0; i < 3; i++) {
-      tally_buf_puts(b, i == 0 ? "\"" : ",\"");
-      tally_buf_puts(b, members[i]);
-      tally_buf_puts(b, "\":");
-      tally_lua_json_str(b, now.id[i], strlen(now.id[i]));
-    }
-    tally_buf_puts(b, ",\"submission\":");
-    tally_lua_json_str(b, S, strlen(S));
+    tally_lua_place_members(b, now.id, S);
     tally_buf_puts(b, ",\"version\":");
     tally_lua_json_str(b, version, strlen(version));
     tally_buf_puts(b, ",\"old\":");
@@ -206,23 +179,16 @@ int tally_rescore_direct(const char *text, size_t len, const char *S,
     scores(b, ns, nps);
     tally_buf_putc(b, '}');
   }
-  mark(d, TALLY_RDIRECT_CHANGE, start);
+  tally_texts_mark(d, TALLY_RDIRECT_CHANGE, start);
   start = b->len;
   tally_buf_putc(b, !was || ops != nps ? '1' : '0');
   tally_buf_putc(b, !was || os != ns ? '1' : '0');
-  mark(d, TALLY_RDIRECT_MOVED, start);
+  tally_texts_mark(d, TALLY_RDIRECT_MOVED, start);
   start = b->len;
-  tally_buf_puts(b, "{\"type\":\"rescore\"");
-  for (int i = 0; i < 3; i++) {
-    tally_buf_puts(b, ",\"");
-    tally_buf_puts(b, members[i]);
-    tally_buf_puts(b, "\":");
-    tally_lua_json_str(b, now.id[i], strlen(now.id[i]));
-  }
-  tally_buf_puts(b, ",\"submission\":");
-  tally_lua_json_str(b, S, strlen(S));
+  tally_buf_puts(b, "{\"type\":\"rescore\",");
+  tally_lua_place_members(b, now.id, S);
   tally_buf_puts(b, ",\"tokened\":");
-  mark(d, TALLY_RDIRECT_EVENT, start);
+  tally_texts_mark(d, TALLY_RDIRECT_EVENT, start);
   brief(d, TALLY_RDIRECT_VIEW_PUBLIC, now.s, "public_score",
         "max_public_score");
   brief(d, TALLY_RDIRECT_VIEW_FULL, now.s, "score", "max_score");

@@ -5,7 +5,7 @@
 #ifndef TALLY_CONTEST_RESCOREDIRECT_H
 #define TALLY_CONTEST_RESCOREDIRECT_H
 
-#include "config/jsonw.h"
+#include "contest/placecalc.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,13 +28,9 @@ enum {
   TALLY_RDIRECT_COUNT
 };
 
-typedef struct tally_rescore_direct_s {
-  tally_buf_t buf;
-  size_t off[TALLY_RDIRECT_COUNT], len[TALLY_RDIRECT_COUNT];
-} tally_rescore_direct_t;
-
-void tally_rescore_direct_init(tally_rescore_direct_t *d);
-void tally_rescore_direct_close(tally_rescore_direct_t *d);
+typedef tally_texts_t tally_rescore_direct_t;
+_Static_assert(TALLY_RDIRECT_COUNT <= TALLY_TEXTS_MAX,
+               "a direct rescore's texts");
 
 /* What the rescore script reads of the stored scores: whether the record
  * is scored ("1"), and its scores then, as tonumber reads them. */

@@ -456,7 +456,7 @@ int tally_dispatch_init(uv_loop_t *loop, tally_dispatch_t *d,
   d->timer.data = d;
   tally_places_init(&d->places);
   tally_place_calc_init(&d->calc);
-  tally_place_direct_init(&d->direct);
+  tally_texts_init(&d->direct);
   return 0;
 fail:
   free((char *)d->opt.url);
@@ -580,7 +580,7 @@ static void on_closed_part(tally_dispatch_t *d) {
   d->table = NULL;
   tally_places_close(&d->places);
   tally_place_calc_close(&d->calc);
-  tally_place_direct_close(&d->direct);
+  tally_texts_close(&d->direct);
   if (d->close_cb)
     d->close_cb(d);
 }

@@ -187,3 +187,16 @@ int tr_keyspace_diff(redisContext *c, const char *a, const char *b, char *why,
   free(kb);
   return diffs;
 }
+
+long long tr_command_calls(redisContext *c, const char *name) {
+  redisReply *r = redisCommand(c, "INFO commandstats");
+  long long n = -1;
+  if (r != NULL && r->type == REDIS_REPLY_STRING) {
+    char key[64];
+    snprintf(key, sizeof(key), "cmdstat_%s:calls=", name);
+    const char *p = strstr(r->str, key);
+    n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
+  }
+  freeReplyObject(r);
+  return n;
+}

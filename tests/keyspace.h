@@ -16,4 +16,8 @@
 int tr_keyspace_diff(redisContext *c, const char *a, const char *b, char *why,
                      size_t why_len);
 
+/* How many times the server on c ran command name (lower case) since it
+ * started or its last CONFIG RESETSTAT, by INFO commandstats. */
+long long tr_command_calls(redisContext *c, const char *name);
+
 #endif

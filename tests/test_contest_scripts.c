@@ -4,6 +4,7 @@
  * that move, and rescores. */
 #include "contest/placecalc.h"
 #include "engine/views.h"
+#include "keyspace.h"
 #include "redis/scripts.h"
 #include "redis_fixture.h"
 
@@ -1034,18 +1035,6 @@ Test(contest_scripts, a_new_job_without_a_summary_is_a_new_revision) {
   cr_expect_eq(tr_redis_int(&server, "HEXISTS tally:submission:s1 summary"), 0);
 }
 
-/* The calls of command name counted since the last CONFIG RESETSTAT. */
-static long long calls(const char *name) {
-  redisReply *r = redisCommand(c, "INFO commandstats");
-  cr_assert(r && r->type == REDIS_REPLY_STRING);
-  char key[64];
-  snprintf(key, sizeof(key), "cmdstat_%s:calls=", name);
-  const char *p = strstr(r->str, key);
-  long long n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
-  freeReplyObject(r);
-  return n;
-}
-
 Test(contest_scripts, a_new_submission_merges_into_the_place_cache) {
   sm_t a = {.sub = "s1",
             .ts = 1,
@@ -1069,8 +1058,10 @@ Test(contest_scripts, a_new_submission_merges_into_the_place_cache) {
   post(&b);
   post(&f);
   post(&d);
-  cr_expect_eq(calls("hgetall"), 3, "one HGETALL a post, for the totals");
-  cr_expect_eq(calls("hlen"), 3, "the fast path checks the place's size");
+  cr_expect_eq(tr_command_calls(c, "hgetall"), 3,
+               "one HGETALL a post, for the totals");
+  cr_expect_eq(tr_command_calls(c, "hlen"), 3,
+               "the fast path checks the place's size");
   ts_t t = task_score("c1", "u", "t");
   cr_expect_eq(t.score, 10 + 25 + 12, "subtask bests, then the whole one");
   cr_expect_eq(t.pub, 10 + 0 + 12);
@@ -1083,12 +1074,12 @@ Test(contest_scripts, a_new_submission_merges_into_the_place_cache) {
   b.score = 0;
   b.subtasks = "[0,0]";
   post(&b);
-  cr_expect_eq(calls("hgetall"), 2, "the place and the totals");
+  cr_expect_eq(tr_command_calls(c, "hgetall"), 2, "the place and the totals");
   cr_expect_eq(task_score("c1", "u", "t").score, 10 + 20 + 12);
   sm_t e = {.sub = "s5", .ts = 9, .mode = "max", .score = 50, .pub = 1};
   post(&e);
-  cr_expect_eq(calls("hgetall"), 4);
-  cr_expect_eq(calls("hlen"), 0);
+  cr_expect_eq(tr_command_calls(c, "hgetall"), 4);
+  cr_expect_eq(tr_command_calls(c, "hlen"), 0);
   t = task_score("c1", "u", "t");
   cr_expect_eq(t.score, 50);
   cr_expect_eq(t.pub, 12);
@@ -1228,7 +1219,7 @@ Test(contest_scripts, a_cache_of_another_format_or_cut_short_is_recomputed) {
     snprintf(sub, sizeof(sub), "n%d", i);
     sm_t b = {.sub = sub, .ts = 2 + i, .score = 40 + i, .pub = 10};
     post(&b);
-    cr_expect_eq(calls("hgetall"), 2, "case %d: recomputed", i);
+    cr_expect_eq(tr_command_calls(c, "hgetall"), 2, "case %d: recomputed", i);
     cr_expect_eq(task_score("c1", "u", "t").score, 40 + i, "case %d", i);
     r = redisCommand(c, "GET tally:{c1}:ptagg:u:t");
     cr_expect(r->type == REDIS_REPLY_STRING && r->str[0] == '2',

@@ -90,7 +90,7 @@ static long long post_as(const char *prefix, const res_t *r, bool direct) {
   tally_place_calc_t pc;
   tally_place_direct_t pd;
   tally_place_calc_init(&pc);
-  tally_place_direct_init(&pd);
+  tally_texts_init(&pd);
   tally_post_pre_t pre = {0}, *pp = NULL;
   if (direct && cache_len > 0 &&
       tally_place_add(cache, cache_len, r->sub, sum, strlen(sum), &pc) == 0 &&
@@ -131,20 +131,8 @@ static long long post_as(const char *prefix, const res_t *r, bool direct) {
   }
   freeReplyObject(x);
   tally_place_calc_close(&pc);
-  tally_place_direct_close(&pd);
+  tally_texts_close(&pd);
   return code;
-}
-
-/* How many times Redis ran command name. */
-static long long calls(const char *name) {
-  redisReply *r = redisCommand(c, "INFO commandstats");
-  cr_assert(r && r->type == REDIS_REPLY_STRING);
-  char key[64];
-  snprintf(key, sizeof(key), "cmdstat_%s:calls=", name);
-  const char *p = strstr(r->str, key);
-  long long n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
-  freeReplyObject(r);
-  return n;
 }
 
 /* Posts r both ways and checks the codes agree. */
@@ -192,7 +180,8 @@ Test(post_direct, writes_what_the_script_computes_for_odd_ids_and_views) {
   /* The first post of each place has no cache to compute from, and the
    * first of a task none of its version: all the others are direct. */
   cr_expect_geq(taken, posts - 8, "%d of %d posts taken", taken, posts);
-  cr_expect_geq(calls("hexists"), posts - 8, "direct posts checked");
+  cr_expect_geq(tr_command_calls(c, "hexists"), posts - 8,
+                "direct posts checked");
   expect_same_state();
 }
 
@@ -216,7 +205,7 @@ Test(post_direct, refused_when_the_state_is_not_the_one_assumed) {
       (const char *const[]){"HDEL %s:{c1}:pt:u:t s0", NULL},
   };
   const char *subs[] = {"s2", "s3", "s4", "s5", "s6"};
-  long long before = calls("hexists");
+  long long before = tr_command_calls(c, "hexists");
   for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
     for (const char *const *cmd = changes[i]; *cmd; cmd++) {
       freeReplyObject(redisCommand(c, *cmd, "tally"));
@@ -229,7 +218,7 @@ Test(post_direct, refused_when_the_state_is_not_the_one_assumed) {
   }
   /* None of them passed the first checks of a direct post (HEXISTS is
    * its last). */
-  cr_expect_eq(calls("hexists"), before);
+  cr_expect_eq(tr_command_calls(c, "hexists"), before);
 }
 
 /* Posts results of task "t" with the given versions in one call under

@@ -137,7 +137,7 @@ static int rescore(const char *prefix, const sub_t *subs, int n, bool direct,
     const char *texts[TALLY_RESCORE_DIRECT_ARGS];
     size_t lens[TALLY_RESCORE_DIRECT_ARGS];
     bool use = false;
-    tally_rescore_direct_init(&d[i]);
+    tally_texts_init(&d[i]);
     if (direct && !s->unscored &&
         tally_rescore_direct_applies(sums[i], strlen(sums[i]), f[1],
                                      f[1] ? h->element[1]->len : 0, f[2], f[3],
@@ -164,7 +164,7 @@ static int rescore(const char *prefix, const sub_t *subs, int n, bool direct,
   cr_assert_eq(r->elements, (size_t)n);
   for (int i = 0; i < n; i++) {
     codes[i] = r->element[i]->integer;
-    tally_rescore_direct_close(&d[i]);
+    tally_texts_close(&d[i]);
   }
   freeReplyObject(r);
   return sent;

@@ -538,7 +538,7 @@ static void fp_post_result(const char *post_sha, fp_user_t *u, unsigned k,
   tally_place_calc_t pc;
   tally_place_calc_init(&pc);
   tally_place_direct_t pd;
-  tally_place_direct_init(&pd);
+  tally_texts_init(&pd);
   tally_post_pre_t pre = {0}, *pp = NULL;
   redisReply *old = redisCommand(c, "GET tally:{c}:ptagg:u%u:t%d", u->user, t);
   cr_assert(old != NULL);
@@ -571,7 +571,7 @@ static void fp_post_result(const char *post_sha, fp_user_t *u, unsigned k,
   fp_post_pre(post_sha, job, "result", "{\"score\":1}", rec, &x, pp);
   freeReplyObject(old);
   tally_place_calc_close(&pc);
-  tally_place_direct_close(&pd);
+  tally_texts_close(&pd);
   tally_buf_close(&b);
   tally_submission_close(&s);
   u->task_of[k] = t;
@@ -671,18 +671,6 @@ static bool fp_check(const char *recompute_sha, const fp_user_t *u, int t) {
   return any;
 }
 
-/* The calls counted for command name since the last CONFIG RESETSTAT. */
-static long long command_calls(const char *name) {
-  redisReply *r = redisCommand(c, "INFO commandstats");
-  cr_assert(r && r->type == REDIS_REPLY_STRING);
-  char key[64];
-  snprintf(key, sizeof(key), "cmdstat_%s:calls=", name);
-  const char *p = strstr(r->str, key);
-  long long n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
-  freeReplyObject(r);
-  return n;
-}
-
 Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   enum { USERS = 160, STEPS = 30 };
   freeReplyObject(
@@ -746,7 +734,7 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   }
   /* HLEN runs only on the fast path, once its cache and summary fit
    * (and in a direct post's checks), under both prefixes. */
-  long long fast = command_calls("hlen") / 2;
+  long long fast = tr_command_calls(c, "hlen") / 2;
   cr_log_info("%u posts, %u of new scored submissions, %lld by the fast path",
               fp_posts, fp_new_scored, fast);
   cr_expect_gt(places_with_submissions, USERS);
@@ -770,7 +758,7 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   int diffs = tr_keyspace_diff(c, "tally", "ref", why, sizeof(why));
   cr_expect_eq(diffs, 0, "%d keys differ; %s", diffs, why);
   /* HEXISTS runs only in a direct post whose other checks passed. */
-  long long direct = command_calls("hexists");
+  long long direct = tr_command_calls(c, "hexists");
   cr_log_info("%u direct posts sent, %lld reached their last check",
               fp_direct_sent, direct);
   cr_expect_gt(direct, fp_direct_sent / 3);

@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
     tally_place_add(c.cache.data, c.cache.len, "T", summary, slen, &again);
     tally_place_direct_t d;
-    tally_place_direct_init(&d);
+    tally_texts_init(&d);
     /* The view: none, inline, or a key. */
     static const char *const views[] = {"", "{\"score\":1}", "p:view:1"};
     const char *view = views[n % 3];
@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
       cJSON_Delete(ev);
     }
-    tally_place_direct_close(&d);
+    tally_texts_close(&d);
   }
   /* The summary rescored over the cache's bytes as the stored one: a
    * direct rescore made of them has a change entry that is JSON. */
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (tally_rescore_direct_applies(summary, slen, cache, n, "1", "2.5", "0",
                                    &old)) {
     tally_rescore_direct_t r;
-    tally_rescore_direct_init(&r);
+    tally_texts_init(&r);
     if (tally_rescore_direct(summary, slen, "S", &old, &r) == 0 &&
         r.len[TALLY_RDIRECT_CHANGE] > 0) {
       cJSON *ch =
@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
       cJSON_Delete(ch);
     }
-    tally_rescore_direct_close(&r);
+    tally_texts_close(&r);
   }
   tally_place_calc_close(&c);
   tally_place_calc_close(&again);
