@@ -5,11 +5,12 @@
 -- tallyd computed it: expected cache, cache, score, meta, all "" for
 -- none (see add_precomputed), and its direct post: contest,
 -- participant, task, score, public score, version, event, all "" for
--- none (see post_direct; the event is never "" otherwise)), where a full view of "-" is one withheld
--- (TALLY_POST_NEED_FULL). Returns the n codes, then n place caches: each
--- result's as its item left it ("" for none), for tallyd to compute
--- from next time. A result's body is not here: it
--- is the key the caller wrote the result to, in the same MULTI, so that
+-- none (see post_direct; the event is never "" otherwise)), where a
+-- full view of "-" is one withheld (TALLY_POST_NEED_FULL). Returns the
+-- n codes, then n place caches: each result's as its item left it (""
+-- for none), for tallyd to compute from next time. A result's body is
+-- not here: it is the key the caller wrote the result to, in the same
+-- MULTI, so that
 -- Lua never copies it; so may a view be (is_key). The job is deleted once acknowledged,
 -- so the jobs stream never needs a MAXLEN trim (which on Redis 7.0
 -- deletes pending entries too).
