@@ -10,10 +10,9 @@
 -- n codes, then n place caches: each result's as its item left it (""
 -- for none), for tallyd to compute from next time. A result's body is
 -- not here: it is the key the caller wrote the result to, in the same
--- MULTI, so that
--- Lua never copies it; so may a view be (is_key). The job is deleted once acknowledged,
--- so the jobs stream never needs a MAXLEN trim (which on Redis 7.0
--- deletes pending entries too).
+-- MULTI, so that Lua never copies it; so may a view be (is_key). The
+-- job is deleted once acknowledged, so the jobs stream never needs a
+-- MAXLEN trim (which on Redis 7.0 deletes pending entries too).
 -- Deletes v when it is a view's or a body's key that no entry will name.
 local function drop_key(v)
   if is_key(v) then redis.call('DEL', v) end
