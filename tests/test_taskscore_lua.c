@@ -1,7 +1,10 @@
 /* The Lua task score of the post and rescore scripts against the C one:
  * random participants' submissions, scored by tally_task_score and by the
  * scripts' library in a real redis-server, must give the same doubles,
- * bit for bit; and the library writes numbers as tally_json_num does. */
+ * bit for bit; the library writes numbers as tally_json_num does and
+ * strings as tally_lua_json_str does; and random posts with tallyd's C
+ * computations and direct posts leave every key as the script's own
+ * computation does (the same posts under a second prefix). */
 #include "config/jsonw.h"
 #include "contest/frozen.h"
 #include "contest/placecalc.h"
