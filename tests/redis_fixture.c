@@ -184,3 +184,22 @@ bool tr_wait_replica_online(void *c, int timeout_ms) {
     usleep(100000);
   }
 }
+
+redisContext *tr_redis_start_client(tr_redis_t *t) {
+  if (tr_redis_start(t, 0, false) != 0)
+    return NULL;
+  redisContext *c = redisConnectUnix(t->sock);
+  if (c == NULL || c->err != 0) {
+    fprintf(stderr, "cannot connect to %s: %s\n", t->sock,
+            c ? c->errstr : "out of memory");
+    redisFree(c);
+    tr_redis_stop(t);
+    return NULL;
+  }
+  return c;
+}
+
+void tr_redis_stop_client(tr_redis_t *t, redisContext *c) {
+  redisFree(c);
+  tr_redis_stop(t);
+}

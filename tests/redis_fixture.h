@@ -6,6 +6,7 @@
 #ifndef TALLY_REDIS_FIXTURE_H
 #define TALLY_REDIS_FIXTURE_H
 
+#include <hiredis/hiredis.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -39,6 +40,12 @@ void tr_redis_signal(tr_redis_t *t, int sig);
 void tr_redis_kill(tr_redis_t *t);
 /* Stops the server and removes the folder. */
 void tr_redis_stop(tr_redis_t *t);
+/* tr_redis_start with no TCP port nor AOF, and a client connected to the
+ * server's socket. Returns the client, or NULL (the server stopped again)
+ * with a message on stderr. */
+redisContext *tr_redis_start_client(tr_redis_t *t);
+/* Frees client c (may be NULL) and stops the server. */
+void tr_redis_stop_client(tr_redis_t *t, redisContext *c);
 /* Runs a command synchronously; returns the integer reply, or -1. */
 long long tr_redis_int(tr_redis_t *t, const char *fmt, ...);
 /* A loopback TCP port nothing listens on right now. */

@@ -20,17 +20,14 @@ static tr_redis_t server;
 static redisContext *c;
 
 static void setup(void) {
-  cr_assert_eq(tr_redis_start(&server, 0, false), 0);
-  c = redisConnectUnix(server.sock);
-  cr_assert(c != NULL && c->err == 0);
+  cr_assert_not_null(c = tr_redis_start_client(&server));
   freeReplyObject(
       redisCommand(c, "XGROUP CREATE tally:jobs tallyd $ MKSTREAM"));
   freeReplyObject(redisCommand(c, "XGROUP CREATE ref:jobs tallyd $ MKSTREAM"));
 }
 
 static void teardown(void) {
-  redisFree(c);
-  tr_redis_stop(&server);
+  tr_redis_stop_client(&server, c);
 }
 
 TestSuite(post_direct, .init = setup, .fini = teardown, .timeout = 60);

@@ -25,14 +25,11 @@ static tr_redis_t server;
 static redisContext *c;
 
 static void setup(void) {
-  cr_assert_eq(tr_redis_start(&server, 0, false), 0);
-  c = redisConnectUnix(server.sock);
-  cr_assert(c != NULL && c->err == 0);
+  cr_assert_not_null(c = tr_redis_start_client(&server));
 }
 
 static void teardown(void) {
-  redisFree(c);
-  tr_redis_stop(&server);
+  tr_redis_stop_client(&server, c);
 }
 
 TestSuite(taskscore_lua, .init = setup, .fini = teardown, .timeout = 120);
