@@ -57,12 +57,16 @@ char *tally_place_idtext(const cJSON *v) {
 }
 
 int tally_place_id(const char *summary, size_t len, tally_place_id_t *out) {
-  memset(out, 0, sizeof(*out));
   cJSON *s = cJSON_ParseWithLength(summary, len);
-  if (!cJSON_IsObject(s)) {
-    cJSON_Delete(s);
+  int rc = tally_place_id_tree(s, out);
+  cJSON_Delete(s);
+  return rc;
+}
+
+int tally_place_id_tree(const cJSON *s, tally_place_id_t *out) {
+  memset(out, 0, sizeof(*out));
+  if (!cJSON_IsObject(s))
     return -1;
-  }
   out->participant =
       tally_place_idtext(cJSON_GetObjectItemCaseSensitive(s, "participant"));
   out->task = tally_place_idtext(cJSON_GetObjectItemCaseSensitive(s, "task"));
@@ -70,7 +74,6 @@ int tally_place_id(const char *summary, size_t len, tally_place_id_t *out) {
       tally_place_idtext(cJSON_GetObjectItemCaseSensitive(s, "contest"));
   if (out->contest == NULL)
     out->contest = strdup("default");
-  cJSON_Delete(s);
   if (out->participant == NULL || out->task == NULL || out->contest == NULL) {
     tally_place_id_free(out);
     return -1;
@@ -397,11 +400,18 @@ static bool read_entry(const cJSON *s, const char *S, bool tok, entry_t *e) {
 int tally_place_add(const char *old, size_t old_len, const char *S,
                     const char *summary, size_t summary_len,
                     tally_place_calc_t *c) {
+  cJSON *s = cJSON_ParseWithLength(summary, summary_len);
+  int rc = tally_place_add_tree(old, old_len, S, s, c);
+  cJSON_Delete(s);
+  return rc;
+}
+
+int tally_place_add_tree(const char *old, size_t old_len, const char *S,
+                         const cJSON *s, tally_place_calc_t *c) {
   place_t p;
   if (!load_cache(old, old_len, &p))
     return -1;
   int rc = -1;
-  cJSON *s = cJSON_ParseWithLength(summary, summary_len);
   entry_t e;
   bool tok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "tokened"));
   if (!cJSON_IsObject(s) || !read_entry(s, S, tok, &e))
@@ -455,7 +465,6 @@ int tally_place_add(const char *old, size_t old_len, const char *S,
   tally_json_num(&c->meta, score[1]);
   rc = c->cache.oom || c->score.oom || c->meta.oom ? -1 : 0;
 out:
-  cJSON_Delete(s);
   place_free(&p);
   return rc;
 }
@@ -561,31 +570,42 @@ static void direct_view(tally_place_direct_t *d, const cJSON *s,
   tally_buf_putc(b, '}');
 }
 
-/* The names of the place's members, in direct texts' order. */
-static const char *const place_members[3] = {"contest", "participant", "task"};
-
-void tally_lua_place_members(tally_buf_t *b, char *const ids[3],
+void tally_lua_place_members(tally_buf_t *b, const tally_place_id_t *id,
                              const char *S) {
-  for (int i = 0; i < 3; i++) {
+  const struct {
+    const char *name, *value;
+  } m[4] = {{"contest", id->contest},
+            {"participant", id->participant},
+            {"task", id->task},
+            {"submission", S}};
+  for (int i = 0; i < 4; i++) {
     tally_buf_puts(b, i == 0 ? "\"" : ",\"");
-    tally_buf_puts(b, place_members[i]);
+    tally_buf_puts(b, m[i].name);
     tally_buf_puts(b, "\":");
-    tally_lua_json_str(b, ids[i], strlen(ids[i]));
+    tally_lua_json_str(b, m[i].value, strlen(m[i].value));
   }
-  tally_buf_puts(b, ",\"submission\":");
-  tally_lua_json_str(b, S, strlen(S));
 }
 
 int tally_place_direct(const char *summary, size_t summary_len, const char *S,
                        const char *prefix, const char *pub, size_t pub_len,
                        const tally_place_calc_t *c, tally_place_direct_t *d) {
+  cJSON *s = cJSON_ParseWithLength(summary, summary_len);
+  int rc = tally_place_direct_tree(s, S, prefix, pub, pub_len, c, d);
+  cJSON_Delete(s);
+  return rc;
+}
+
+int tally_place_direct_tree(const cJSON *s, const char *S, const char *prefix,
+                            const char *pub, size_t pub_len,
+                            const tally_place_calc_t *c,
+                            tally_place_direct_t *d) {
   const char *meta = tally_buf_text(&c->meta);
   const char *colon = memchr(meta, ':', c->meta.len);
   if (c->meta.len < 4 || meta[0] != '0' || colon == NULL)
     return -1;
-  cJSON *s = cJSON_ParseWithLength(summary, summary_len);
   int rc = -1;
-  char *id[3] = {NULL, NULL, NULL}, *version = NULL;
+  tally_place_id_t id = {0};
+  char *version = NULL;
   if (!cJSON_IsObject(s))
     goto out;
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(s, "score");
@@ -596,24 +616,20 @@ int tally_place_direct(const char *summary, size_t summary_len, const char *S,
       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "tokened")) ||
       cJSON_IsObject(match) || cJSON_IsArray(match))
     goto out;
-  for (int i = 0; i < 3; i++)
-    id[i] = tally_place_idtext(
-        cJSON_GetObjectItemCaseSensitive(s, place_members[i]));
-  if (id[0] == NULL)
-    id[0] = strdup("default");
   version = tally_place_idtext(cJSON_GetObjectItemCaseSensitive(s, "version"));
-  if (id[0] == NULL || id[1] == NULL || id[2] == NULL || version == NULL)
+  if (version == NULL || tally_place_id_tree(s, &id) != 0)
     goto out;
   tally_buf_reset(&d->buf);
-  for (int i = 0; i < 3; i++)
-    tally_texts_put(d, TALLY_DIRECT_CONTEST + i, id[i]);
+  tally_texts_put(d, TALLY_DIRECT_CONTEST, id.contest);
+  tally_texts_put(d, TALLY_DIRECT_PARTICIPANT, id.participant);
+  tally_texts_put(d, TALLY_DIRECT_TASK, id.task);
   tally_texts_num(d, TALLY_DIRECT_SCORE, sc->valuedouble);
   tally_texts_num(d, TALLY_DIRECT_PUBLIC_SCORE, ps->valuedouble);
   tally_texts_put(d, TALLY_DIRECT_VERSION, version);
   size_t start = d->buf.len;
   tally_buf_t *b = &d->buf;
   tally_buf_puts(b, "{\"type\":\"score\",");
-  tally_lua_place_members(b, id, S);
+  tally_lua_place_members(b, &id, S);
   tally_buf_puts(b, ",\"tokened\":false");
   direct_view(d, s, prefix, pub, pub_len);
   tally_buf_puts(b, ",\"task_score\":{\"score\":");
@@ -623,9 +639,7 @@ int tally_place_direct(const char *summary, size_t summary_len, const char *S,
   tally_texts_mark(d, TALLY_DIRECT_EVENT, start);
   rc = d->buf.oom ? -1 : 0;
 out:
-  for (int i = 0; i < 3; i++)
-    free(id[i]);
+  tally_place_id_free(&id);
   free(version);
-  cJSON_Delete(s);
   return rc;
 }

@@ -31,6 +31,8 @@ typedef struct tally_place_id_s {
  * tally_place_id_free). Returns 0, or -1 when the summary names no
  * participant or task (or memory is short). */
 int tally_place_id(const char *summary, size_t len, tally_place_id_t *out);
+/* tally_place_id of the summary's tree s (NULL when not JSON). */
+int tally_place_id_tree(const cJSON *s, tally_place_id_t *out);
 void tally_place_id_free(tally_place_id_t *id);
 
 /* What a post computed for one new field of a place. */
@@ -56,6 +58,10 @@ void tally_place_calc_close(tally_place_calc_t *c);
 int tally_place_add(const char *old, size_t old_len, const char *S,
                     const char *summary, size_t summary_len,
                     tally_place_calc_t *c);
+/* tally_place_add of the summary's tree s (cJSON_Parse's, NULL when the
+ * text is not JSON), for a caller that reads it for more. */
+int tally_place_add_tree(const char *old, size_t old_len, const char *S,
+                         const cJSON *s, tally_place_calc_t *c);
 
 /* The direct post of a result (docs/contest.md, "The direct post"): what
  * the post script writes for a new scored submission whose place's task
@@ -105,15 +111,21 @@ _Static_assert(TALLY_DIRECT_COUNT <= TALLY_TEXTS_MAX, "a direct post's texts");
 int tally_place_direct(const char *summary, size_t summary_len, const char *S,
                        const char *prefix, const char *pub, size_t pub_len,
                        const tally_place_calc_t *c, tally_place_direct_t *d);
+/* tally_place_direct of the summary's tree s (NULL when not JSON). */
+int tally_place_direct_tree(const cJSON *s, const char *S, const char *prefix,
+                            const char *pub, size_t pub_len,
+                            const tally_place_calc_t *c,
+                            tally_place_direct_t *d);
 
 /* Writes s (len bytes) as a JSON string the way Redis's Lua cjson.encode
  * does: '"', '\\' and '/' escaped, control bytes and DEL as \u00xx but for
  * \b, \t, \n, \f and \r, every other byte as it is. */
 void tally_lua_json_str(tally_buf_t *b, const char *s, size_t len);
 
-/* Writes the members "contest", "participant" and "task" (ids, as the
- * place's idtexts) and "submission" (S) of a contestant event or a
- * change entry, separated by commas, as the scripts write them. */
-void tally_lua_place_members(tally_buf_t *b, char *const ids[3], const char *S);
+/* Writes the members "contest", "participant" and "task" (the place id)
+ * and "submission" (S) of a contestant event or a change entry,
+ * separated by commas, as the scripts write them. */
+void tally_lua_place_members(tally_buf_t *b, const tally_place_id_t *id,
+                             const char *S);
 
 #endif

@@ -16,30 +16,19 @@
  * with a place and no rated match (a "match" that Lua decodes to a table). */
 typedef struct {
   cJSON *s;
-  char *id[3];
+  tally_place_id_t id;
 } side_t;
-
-static const char *const members[3] = {"contest", "participant", "task"};
 
 static bool side_read(side_t *x, const char *text, size_t len) {
   memset(x, 0, sizeof(*x));
   x->s = cJSON_ParseWithLength(text, len);
-  if (!cJSON_IsObject(x->s))
-    return false;
   const cJSON *m = cJSON_GetObjectItemCaseSensitive(x->s, "match");
-  if (cJSON_IsObject(m) || cJSON_IsArray(m))
-    return false;
-  for (int i = 0; i < 3; i++)
-    x->id[i] =
-        tally_place_idtext(cJSON_GetObjectItemCaseSensitive(x->s, members[i]));
-  if (x->id[0] == NULL)
-    x->id[0] = strdup("default");
-  return x->id[0] != NULL && x->id[1] != NULL && x->id[2] != NULL;
+  return !cJSON_IsObject(m) && !cJSON_IsArray(m) &&
+         tally_place_id_tree(x->s, &x->id) == 0;
 }
 
 static void side_free(side_t *x) {
-  for (int i = 0; i < 3; i++)
-    free(x->id[i]);
+  tally_place_id_free(&x->id);
   cJSON_Delete(x->s);
 }
 
@@ -118,8 +107,9 @@ bool tally_rescore_direct_applies(const char *text, size_t len,
     memset(&was, 0, sizeof(was));
     bool same =
         side_read(&now, text, len) && side_read(&was, stored, stored_len);
-    for (int i = 0; same && i < 3; i++)
-      same = strcmp(now.id[i], was.id[i]) == 0;
+    same = same && strcmp(now.id.contest, was.id.contest) == 0 &&
+           strcmp(now.id.participant, was.id.participant) == 0 &&
+           strcmp(now.id.task, was.id.task) == 0;
     side_free(&now);
     side_free(&was);
     if (!same)
@@ -155,8 +145,9 @@ int tally_rescore_direct(const char *text, size_t len, const char *S,
   double ns = sc->valuedouble, nps = ps->valuedouble;
   tally_buf_reset(&d->buf);
   tally_buf_t *b = &d->buf;
-  for (int i = 0; i < 3; i++)
-    tally_texts_put(d, TALLY_RDIRECT_CONTEST + i, now.id[i]);
+  tally_texts_put(d, TALLY_RDIRECT_CONTEST, now.id.contest);
+  tally_texts_put(d, TALLY_RDIRECT_PARTICIPANT, now.id.participant);
+  tally_texts_put(d, TALLY_RDIRECT_TASK, now.id.task);
   size_t start = b->len;
   tally_json_num(b, ns);
   tally_texts_mark(d, TALLY_RDIRECT_SCORE, start);
@@ -167,7 +158,7 @@ int tally_rescore_direct(const char *text, size_t len, const char *S,
   start = b->len;
   if (!was || os != ns || ops != nps) {
     tally_buf_puts(b, "{");
-    tally_lua_place_members(b, now.id, S);
+    tally_lua_place_members(b, &now.id, S);
     tally_buf_puts(b, ",\"version\":");
     tally_lua_json_str(b, version, strlen(version));
     tally_buf_puts(b, ",\"old\":");
@@ -186,7 +177,7 @@ int tally_rescore_direct(const char *text, size_t len, const char *S,
   tally_texts_mark(d, TALLY_RDIRECT_MOVED, start);
   start = b->len;
   tally_buf_puts(b, "{\"type\":\"rescore\",");
-  tally_lua_place_members(b, now.id, S);
+  tally_lua_place_members(b, &now.id, S);
   tally_buf_puts(b, ",\"tokened\":");
   tally_texts_mark(d, TALLY_RDIRECT_EVENT, start);
   brief(d, TALLY_RDIRECT_VIEW_PUBLIC, now.s, "public_score",

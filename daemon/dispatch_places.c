@@ -4,6 +4,7 @@
  * written by the post script. */
 #include "daemon/dispatch_int.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,29 +23,45 @@ const tally_post_pre_t *tally__precompute(tally_dispatch_t *d, tally__job_t *j,
       strncmp(j->record, d->opt.prefix, plen) != 0 ||
       strncmp(j->record + plen, ":submission:", 12) != 0)
     return NULL;
+  /* One tree of the summary for the place, the task score and the direct
+   * post. */
+  cJSON *s = NULL;
   if (j->place_key == NULL) {
+    s = cJSON_ParseWithLength(e->summary, e->summary_len);
     tally_place_id_t id;
-    if (tally_place_id(e->summary, e->summary_len, &id) != 0)
+    if (tally_place_id_tree(s, &id) != 0) {
+      cJSON_Delete(s);
       return NULL;
+    }
     j->place_key = tally_places_key(id.contest, id.participant, id.task,
                                     &j->place_key_len);
     tally_place_id_free(&id);
-    if (j->place_key == NULL)
+    if (j->place_key == NULL) {
+      cJSON_Delete(s);
       return NULL;
+    }
   }
   size_t olen;
   const char *old =
       tally_places_get(&d->places, j->place_key, j->place_key_len, &olen);
   tally_place_calc_t *c = &d->calc;
-  if (old == NULL || tally_place_add(old, olen, j->record + plen + 12,
-                                     e->summary, e->summary_len, c) != 0)
+  if (old == NULL) {
+    cJSON_Delete(s);
     return NULL;
+  }
+  if (s == NULL)
+    s = cJSON_ParseWithLength(e->summary, e->summary_len);
+  const char *S = j->record + plen + 12;
+  if (tally_place_add_tree(old, olen, S, s, c) != 0) {
+    cJSON_Delete(s);
+    return NULL;
+  }
   _Static_assert(TALLY_DIRECT_COUNT == TALLY_POST_DIRECT_ARGS,
                  "a direct post's arguments");
   tally_place_direct_t *dp = &d->direct;
-  bool direct = tally_place_direct(e->summary, e->summary_len,
-                                   j->record + plen + 12, d->opt.prefix, e->pub,
-                                   e->pub ? e->pub_len : 0, c, dp) == 0;
+  bool direct = tally_place_direct_tree(s, S, d->opt.prefix, e->pub,
+                                        e->pub ? e->pub_len : 0, c, dp) == 0;
+  cJSON_Delete(s);
   size_t lens[4] = {olen, c->cache.len, c->score.len, c->meta.len};
   size_t dlen = direct ? dp->buf.len : 0;
   char *p = malloc(lens[0] + lens[1] + lens[2] + lens[3] + dlen + 1);
