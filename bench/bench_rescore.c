@@ -130,7 +130,23 @@ static double used_memory_mb(redisContext *c) {
 typedef struct result_s {
   double wall, seconds, select, score, write;
   long submissions, changed, failed;
+  double redis_cpu;   /* redis-server's CPU seconds during the rescore */
+  double script_usec; /* the rescore script's (EVALSHA's) microseconds */
+  long script_calls;
 } result_t;
+
+/* The microseconds and calls of EVALSHA since the last CONFIG RESETSTAT,
+ * from INFO commandstats. */
+static double evalsha_usec(redisContext *c, long *calls) {
+  redisReply *r = bench_command(c, "INFO commandstats");
+  const char *p = strstr(r->str, "cmdstat_evalsha:");
+  const char *n = p ? strstr(p, "calls=") : NULL,
+             *u = p ? strstr(p, "usec=") : NULL;
+  *calls = n ? strtol(n + 6, NULL, 10) : 0;
+  double usec = u ? strtod(u + 5, NULL) : 0;
+  freeReplyObject(r);
+  return usec;
+}
 
 static char *slurp(const char *name) {
   char path[PATH_MAX + 64];
@@ -146,7 +162,8 @@ static char *slurp(const char *name) {
 }
 
 /* Runs tally rescore --task bench and returns its figures. */
-static result_t rescore(const opts_t *o, const char *tasks, const char *url) {
+static result_t rescore(const opts_t *o, const char *tasks, const char *url,
+                        redisContext *c) {
   char *argv[16] = {(char *)o->tally, "rescore", "--tasks",
                     (char *)tasks,    "--redis", (char *)url,
                     "--task",         "bench",   "--json"};
@@ -156,12 +173,16 @@ static result_t rescore(const opts_t *o, const char *tasks, const char *url) {
     argv[argc++] = (char *)o->threads;
   }
   argv[argc] = NULL;
+  freeReplyObject(bench_command(c, "CONFIG RESETSTAT"));
+  double cpu0 = bench_proc_cpu_s(redis_pid, NULL);
   double t0 = bench_now_s();
   pid_t pid = bench_spawn(argv, "rescore.out", "rescore.err");
   int status;
   if (waitpid(pid, &status, 0) != pid)
     bench_die("waitpid: %s", strerror(errno));
-  result_t res = {.wall = bench_now_s() - t0};
+  result_t res = {.wall = bench_now_s() - t0,
+                  .redis_cpu = bench_proc_cpu_s(redis_pid, NULL) - cpu0};
+  res.script_usec = evalsha_usec(c, &res.script_calls);
   char *out = slurp("rescore.out"), *err = slurp("rescore.err");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     bench_die("tally rescore failed:\n%s%s", out, err);
@@ -190,6 +211,11 @@ static void print_result(const char *what, const result_t *r) {
   printf("%-28s selecting %.2f s, reading and scoring %.2f s, writing %.2f "
          "s\n",
          "", r->select, r->score, r->write);
+  double per = r->changed > 0 ? 1e6 / (double)r->changed : 0;
+  printf("%-28s redis-server CPU %.2f s (%.1f us per changed submission), "
+         "the rescore script %.2f s in %ld calls (%.1f us per changed)\n",
+         "", r->redis_cpu, r->redis_cpu * per, r->script_usec / 1e6,
+         r->script_calls, r->script_usec / 1e6 * per);
   fflush(stdout);
 }
 
@@ -271,7 +297,7 @@ int main(int argc, char **argv) {
   printf("%-28s %ld submissions in %.2f s; Redis used_memory %.0f MB\n",
          "stored (jobs and indexes)", o.submissions, bench_now_s() - t0,
          used_memory_mb(c));
-  result_t first = rescore(&o, tasks, url);
+  result_t first = rescore(&o, tasks, url, c);
   print_result("first rescore (all new)", &first);
   printf("%-28s used_memory %.0f MB\n", "after the first rescore",
          used_memory_mb(c));
@@ -282,7 +308,7 @@ int main(int argc, char **argv) {
   for (int k = 0; k < o.runs; k++) {
     /* Subtask 1 goes from 10 to 20 points, and back on the next run. */
     write_task(task, k % 2 == 0 ? 20 : 10);
-    result_t r = rescore(&o, tasks, url);
+    result_t r = rescore(&o, tasks, url, c);
     char what[64];
     snprintf(what, sizeof(what), "rescore after a change (%d)", k + 1);
     print_result(what, &r);
