@@ -339,8 +339,11 @@ static void workers_free(run_t *run) {
     free(w->judged);
     tally_buf_close(&w->out);
     tally_buf_close(&w->sum);
-    for (size_t i = 0; i < TALLY_CALL_MAX_ITEMS; i++)
+    for (size_t i = 0; i < TALLY_CALL_MAX_ITEMS; i++) {
       tally_texts_close(&w->direct[i]);
+      tally_place_calc_close(&w->places[i]);
+      tally_place_id_free(&w->place_ids[i]);
+    }
     free(w->seen);
     free(w);
   }
@@ -363,8 +366,10 @@ static int workers_new(run_t *run, unsigned n, char *err, size_t errlen) {
     w->e.summary_only = true;
     tally_buf_init(&w->out);
     tally_buf_init(&w->sum);
-    for (size_t i = 0; i < TALLY_CALL_MAX_ITEMS; i++)
+    for (size_t i = 0; i < TALLY_CALL_MAX_ITEMS; i++) {
       tally_texts_init(&w->direct[i]);
+      tally_place_calc_init(&w->places[i]);
+    }
     if ((w->seen = calloc(o->tasks->count + 1, sizeof(bool))) == NULL)
       return tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
     if ((w->c = tally_rescore_connect(o->url, o->prefix, TIMEOUT_MS, err,
@@ -468,7 +473,8 @@ static int rescore(run_t *run, char *err, size_t errlen) {
     if (run->send == NULL)
       rc = tally__rs_fail(err, errlen, TALLY_ENOMEM, "out of memory");
     for (size_t k = 0; rc == 0 && k < run->n; k++)
-      if (run->items[k].state == IT_SEND)
+      if (run->items[k].state == IT_SEND ||
+          (run->items[k].state == IT_UNCHANGED && run->items[k].kept != NULL))
         run->send[run->nsend++] = &run->items[k];
     if (rc == 0) {
       t = now_s();

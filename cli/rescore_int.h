@@ -15,6 +15,9 @@
 #include <stdatomic.h>
 
 #define CHUNK 256 /* submissions read in one pipeline */
+/* The most fields of one place whose task score tally rescore computes;
+ * a larger place is left to the script. */
+#define CHUNK_MEMBERS 4096
 #define TIMEOUT_MS                                                             \
   30000                   /* on every tally__rs_command, script calls included \
                            */
@@ -23,8 +26,17 @@
 #define PROGRESS_MS 500      /* how often <p>:rescore is written */
 #define CALLBACK_MS 200      /* how often on_progress runs */
 #define MAX_TRIES 100        /* script calls for one submission */
-#define NFIELDS 7            /* what is read of a submission: */
-enum { F_JOB, F_REV, F_SUMMARY, F_VERSION, F_SCORE, F_PUBLIC, F_SCORED };
+#define NFIELDS 8            /* what is read of a submission: */
+enum {
+  F_JOB,
+  F_REV,
+  F_SUMMARY,
+  F_VERSION,
+  F_SCORE,
+  F_PUBLIC,
+  F_SCORED,
+  F_TOKENED
+};
 
 /* Where a submission is in the rescore. */
 enum {
@@ -42,10 +54,13 @@ typedef struct item_s {
   char *summary; /* the new summary (IT_SEND), or NULL when unscored */
   char *error;   /* why the job cannot be scored, or NULL */
   char *rev;     /* the rev the job was read at */
+  char *kept;    /* an IT_UNCHANGED item's summary, for its place's task
+                    score (tally_place_whole), or NULL */
   char *participant, *contest; /* for on_change (dry runs) */
   const char *task;            /* a name in the taskset, or NULL */
   unsigned char state;
-  bool direct; /* sent as a direct rescore, stored as in stored */
+  bool direct;  /* sent as a direct rescore, stored as in stored */
+  bool tokened; /* the record was tokened when read */
   tally_rescore_old_t stored;
   bool old_scored, new_scored, differs;
   double old_score, old_public, new_score, new_public;
@@ -63,9 +78,14 @@ typedef struct worker_s {
   redisContext *c;
   tally_engine_t e;
   tally_buf_t out, sum;
-  /* The direct rescores' texts of the call being sent, by item. */
+  /* The direct rescores' texts of the call being sent, by item, and the
+   * task scores of its whole places. */
   tally_rescore_direct_t direct[TALLY_CALL_MAX_ITEMS];
-  char *judged; /* the last job given its kept verdict, or NULL */
+  tally_place_calc_t places[TALLY_CALL_MAX_ITEMS];
+  tally_place_id_t place_ids[TALLY_CALL_MAX_ITEMS];
+  tally_place_member_t members[CHUNK_MEMBERS];
+  size_t nplaces; /* places[0..nplaces) and their ids are the call's */
+  char *judged;   /* the last job given its kept verdict, or NULL */
   tally_call_t call;
   bool *seen; /* per taskset entry: a submission of it was rescored */
   pthread_t thread;
@@ -78,7 +98,9 @@ struct run_s {
   const tally_rescore_opts_t *o;
   item_t *items; /* sorted by id */
   size_t n;
-  item_t **send; /* the items to write, in write order */
+  /* The items to write, in write order (by place), and among them the
+   * unchanged items kept for their places' task scores. */
+  item_t **send;
   /* The script calls: call k writes send[calls[k]..calls[k + 1]). */
   size_t *calls;
   size_t ncalls;

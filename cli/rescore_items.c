@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const fields[NFIELDS] = {
-    "job", "rev", "summary", "version", "score", "public_score", "scored"};
+static const char *const fields[NFIELDS] = {"job",     "rev",    "summary",
+                                            "version", "score",  "public_score",
+                                            "scored",  "tokened"};
 
 /* Scoring. */
 
@@ -59,9 +60,10 @@ void tally__rs_item_clear(item_t *it) {
   free(it->summary);
   free(it->error);
   free(it->rev);
+  free(it->kept);
   free(it->participant);
   free(it->contest);
-  it->order = it->summary = it->error = it->rev = NULL;
+  it->order = it->summary = it->error = it->rev = it->kept = NULL;
   it->participant = it->contest = NULL;
   it->direct = false;
 }
@@ -188,6 +190,8 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
       text_of(cJSON_GetObjectItemCaseSensitive(root, "contest"), "default");
   it->participant = text_of(w->e.job.participant, "");
   const char *rev = tally__rs_reply_str(r->element[F_REV]);
+  const char *tokened = tally__rs_reply_str(r->element[F_TOKENED]);
+  it->tokened = tokened != NULL && strcmp(tokened, "1") == 0;
   it->rev = strdup(rev ? rev : "0");
   if (it->contest == NULL || it->participant == NULL || it->rev == NULL)
     return TALLY_ENOMEM;
@@ -218,6 +222,11 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
         atomic_fetch_add(&run->scored, 1);
       if (was_failed)
         atomic_fetch_sub(&run->failed, 1);
+      /* Kept for its place's task score, which the writing computes
+       * when the place has changed submissions. */
+      if (!o->dry_run &&
+          (it->kept = tally__rs_dup(w->sum.data, w->sum.len)) == NULL)
+        return TALLY_ENOMEM;
       item_finish(run, it, IT_UNCHANGED);
       return 0;
     }
@@ -230,6 +239,7 @@ static int item_score(worker_t *w, item_t *it, const redisReply *r) {
         tally__rs_reply_str(r->element[F_SCORED]),
         tally__rs_reply_str(r->element[F_SCORE]),
         tally__rs_reply_str(r->element[F_PUBLIC]), &it->stored);
+    it->stored.tokened = it->tokened;
     if (was_failed)
       atomic_fetch_sub(&run->failed, 1);
   } else {
@@ -371,13 +381,71 @@ static int write_call(worker_t *w, item_t **items, size_t n, item_t **again,
   return rc;
 }
 
-/* Writes items[0..n) (n <= CHUNK), reading and scoring again the ones
- * another writer got to first, until every one is written. Returns 0, or
- * TALLY_EIO or TALLY_ENOMEM with w->err set. */
-static int write_items(worker_t *w, item_t **items, size_t n) {
+static bool same_order(const item_t *a, const item_t *b) {
+  return strcmp(a->order, b->order) == 0;
+}
+
+/* Appends to w->call the places of send[from..to) whose task scores tally
+ * computes (docs/contest.md, "The task scores of a direct rescore"): each
+ * one whose fields are all in the range (the ones written and the ones
+ * kept), with at least one written, every one written directly in this
+ * call. The script checks each against the place it finds. */
+static void add_places(worker_t *w, size_t from, size_t to) {
+  run_t *run = w->run;
+  for (size_t i = 0; i < w->nplaces; i++)
+    tally_place_id_free(&w->place_ids[i]);
+  w->nplaces = 0;
+  for (size_t g = from, e; g < to; g = e) {
+    item_t *const *send = run->send;
+    for (e = g + 1; e < to && same_order(send[e], send[g]); e++)
+      ;
+    if ((g > 0 && same_order(send[g - 1], send[g])) ||
+        (e < run->nsend && same_order(send[e], send[g])) ||
+        e - g > CHUNK_MEMBERS || w->nplaces == TALLY_CALL_MAX_ITEMS)
+      continue; /* not all of the place is here */
+    size_t written = 0;
+    bool direct = true;
+    for (size_t k = g; k < e; k++) {
+      const item_t *it = send[k];
+      bool w_it = it->state == IT_SEND;
+      written += w_it;
+      direct = direct && (!w_it || it->direct);
+      w->members[k - g] =
+          (tally_place_member_t){.id = it->id,
+                                 .summary = w_it ? it->summary : it->kept,
+                                 .len = strlen(w_it ? it->summary : it->kept),
+                                 .tokened = it->tokened};
+    }
+    size_t np = w->nplaces;
+    tally_place_id_t *id = &w->place_ids[np];
+    const tally_place_calc_t *pc = &w->places[np];
+    if (written == 0 || !direct ||
+        tally_place_whole(w->members, e - g, id, &w->places[np]) != 0)
+      continue;
+    w->nplaces++;
+    if (tally_call_rescore_place(
+            &w->call, id->contest, id->participant, id->task, (unsigned)written,
+            pc->score.data, pc->score.len, pc->cache.data, pc->cache.len,
+            pc->meta.data, pc->meta.len, (unsigned)(e - g - written)) != 0)
+      return; /* no room left in the call */
+    for (size_t k = g; k < e; k++)
+      if (send[k]->state != IT_SEND)
+        tally_call_rescore_kept(&w->call, send[k]->id, send[k]->rev,
+                                send[k]->tokened);
+  }
+}
+
+/* Writes the items of send[from..to) to write (at most CHUNK), reading and
+ * scoring again the ones another writer got to first, until every one is
+ * written. The first call carries the task scores of the range's whole
+ * places. Returns 0, or TALLY_EIO or TALLY_ENOMEM with w->err set. */
+static int write_items(worker_t *w, size_t from, size_t to) {
   run_t *run = w->run;
   item_t *todo[CHUNK], *again[CHUNK], *sent[CHUNK];
-  memcpy(todo, items, n * sizeof(*items));
+  size_t n = 0;
+  for (size_t k = from; k < to; k++)
+    if (run->send[k]->state == IT_SEND)
+      todo[n++] = run->send[k];
   for (int tries = 0; n > 0; tries++) {
     if (tries == MAX_TRIES)
       return tally__rs_fail(w->err, sizeof(w->err), TALLY_EIO,
@@ -394,8 +462,10 @@ static int write_items(worker_t *w, item_t **items, size_t n) {
         const char *direct[TALLY_RESCORE_DIRECT_ARGS];
         size_t direct_len[TALLY_RESCORE_DIRECT_ARGS];
         tally_rescore_direct_t *dt = &w->direct[nsent];
-        bool d = it->direct && tally_rescore_direct(it->summary, len, it->id,
-                                                    &it->stored, dt) == 0;
+        it->direct =
+            it->direct && tally_rescore_direct(it->summary, len, it->id,
+                                               &it->stored, dt) == 0;
+        bool d = it->direct;
         _Static_assert(TALLY_RDIRECT_COUNT == TALLY_RESCORE_DIRECT_ARGS,
                        "a direct rescore's texts");
         for (int i = 0; d && i < TALLY_RESCORE_DIRECT_ARGS; i++) {
@@ -409,6 +479,8 @@ static int write_items(worker_t *w, item_t **items, size_t n) {
           break;
         sent[nsent++] = it;
       }
+      if (tries == 0 && nsent == n)
+        add_places(w, from, to);
       int rc = write_call(w, sent, nsent, again, &nagain);
       if (rc != 0)
         return rc;
@@ -434,8 +506,7 @@ void *tally__rs_write_main(void *arg) {
     size_t k = atomic_fetch_add(&run->next, 1);
     if (k >= run->ncalls)
       break;
-    size_t from = run->calls[k];
-    w->status = write_items(w, run->send + from, run->calls[k + 1] - from);
+    w->status = write_items(w, run->calls[k], run->calls[k + 1]);
   }
   if (w->status != 0)
     atomic_store(&run->stop, true);
@@ -443,33 +514,42 @@ void *tally__rs_write_main(void *arg) {
   return NULL;
 }
 
-/* Splits run->send (in write order) into script calls of at most CHUNK
- * submissions that each take whole places (contest, participant, task)
- * when they can: the script computes a place's task score once per call,
- * from all of the place's submissions, so a place split over two calls
- * costs twice. Returns 0 or TALLY_ENOMEM. */
+/* Splits run->send (in write order: by place) into script calls that each
+ * write at most CHUNK submissions and take whole places when they can: a
+ * place's task score is computed once per call, by tally or by the
+ * script, so a place split over two calls costs twice. A place's kept
+ * (unchanged) submissions go with it. Returns 0 or TALLY_ENOMEM. */
 int tally__rs_plan_calls(run_t *run) {
   run->calls = malloc((run->nsend + 2) * sizeof(*run->calls));
   if (run->calls == NULL)
     return TALLY_ENOMEM;
-  size_t pos = 0;
   run->calls[0] = 0;
-  while (pos < run->nsend) {
-    size_t end = pos;
-    while (end < run->nsend) {
-      size_t next = end + 1;
-      while (next < run->nsend &&
-             strcmp(run->send[next]->order, run->send[end]->order) == 0)
-        next++;
-      if (next - pos > CHUNK) {
-        if (end == pos)
-          end = pos + CHUNK; /* a place bigger than a call */
-        break;
-      }
-      end = next;
+  size_t sends = 0; /* to write in the call being planned */
+  for (size_t g = 0, e; g < run->nsend; g = e) {
+    size_t n = run->send[g]->state == IT_SEND;
+    for (e = g + 1; e < run->nsend && same_order(run->send[e], run->send[g]);
+         e++)
+      n += run->send[e]->state == IT_SEND;
+    if (sends > 0 && sends + n > CHUNK) {
+      run->calls[++run->ncalls] = g;
+      sends = 0;
     }
-    run->calls[++run->ncalls] = end;
-    pos = end;
+    if (n <= CHUNK) {
+      sends += n;
+      continue;
+    }
+    /* A place bigger than a call: calls of CHUNK of its own. */
+    for (size_t k = g; k < e; k++) {
+      if (run->send[k]->state != IT_SEND)
+        continue;
+      if (sends == CHUNK) {
+        run->calls[++run->ncalls] = k;
+        sends = 0;
+      }
+      sends++;
+    }
   }
+  if (sends > 0)
+    run->calls[++run->ncalls] = run->nsend;
   return 0;
 }

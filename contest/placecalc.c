@@ -397,6 +397,44 @@ static bool read_entry(const cJSON *s, const char *S, bool tok, entry_t *e) {
   return fin(e->ts) && fin(e->sc) && fin(e->ps);
 }
 
+/* Writes what tally_place_add or tally_place_whole computed, p, into c:
+ * the cache, the task score's JSON, and meta: tok (when not 0), '0' or '1'
+ * for partial, the field count and ':' (when count), the public task
+ * score. Returns 0, or -1 when the cache cannot be kept. */
+static int put_computed(const place_t *p, char tok, bool count,
+                        tally_place_calc_t *c) {
+  double score[2];
+  for (int side = 0; side < 2; side++) {
+    double x = finish(p->kind, &p->aggs[side]);
+    if (strcmp(p->rnd, "none") != 0)
+      x = round_to(x, p->prec);
+    score[side] = x;
+  }
+  tally_buf_reset(&c->cache);
+  tally_buf_reset(&c->score);
+  tally_buf_reset(&c->meta);
+  if (!cache_text(p, &c->cache))
+    return -1;
+  tally_buf_t *b = &c->score;
+  tally_buf_puts(b, "{\"score\":");
+  tally_json_num(b, score[0]);
+  tally_buf_puts(b, ",\"public_score\":");
+  tally_json_num(b, score[1]);
+  tally_buf_puts(b, p->unsc > 0 ? ",\"partial\":true" : ",\"partial\":false");
+  char n[48];
+  snprintf(n, sizeof(n), ",\"submissions\":%d}", (int)p->subs);
+  tally_buf_puts(b, n);
+  if (tok != 0)
+    tally_buf_putc(&c->meta, tok);
+  tally_buf_putc(&c->meta, p->unsc > 0 ? '1' : '0');
+  if (count) {
+    snprintf(n, sizeof(n), "%d:", (int)p->n);
+    tally_buf_puts(&c->meta, n);
+  }
+  tally_json_num(&c->meta, score[1]);
+  return c->cache.oom || c->score.oom || c->meta.oom ? -1 : 0;
+}
+
 int tally_place_add(const char *old, size_t old_len, const char *S,
                     const char *summary, size_t summary_len,
                     tally_place_calc_t *c) {
@@ -438,33 +476,122 @@ int tally_place_add_tree(const char *old, size_t old_len, const char *S,
     p.subs++;
   }
   p.n++;
-  double score[2];
-  for (int side = 0; side < 2; side++) {
-    double x = finish(mode, &p.aggs[side]);
-    if (strcmp(p.rnd, "none") != 0)
-      x = round_to(x, p.prec);
-    score[side] = x;
-  }
-  tally_buf_reset(&c->cache);
-  tally_buf_reset(&c->score);
-  tally_buf_reset(&c->meta);
-  if (!cache_text(&p, &c->cache))
-    goto out;
-  tally_buf_t *b = &c->score;
-  tally_buf_puts(b, "{\"score\":");
-  tally_json_num(b, score[0]);
-  tally_buf_puts(b, ",\"public_score\":");
-  tally_json_num(b, score[1]);
-  tally_buf_puts(b, p.unsc > 0 ? ",\"partial\":true" : ",\"partial\":false");
-  char n[48];
-  snprintf(n, sizeof(n), ",\"submissions\":%d}", (int)p.subs);
-  tally_buf_puts(b, n);
-  snprintf(n, sizeof(n), "%c%c%d:", tok ? '1' : '0', p.unsc > 0 ? '1' : '0',
-           (int)p.n);
-  tally_buf_puts(&c->meta, n);
-  tally_json_num(&c->meta, score[1]);
-  rc = c->cache.oom || c->score.oom || c->meta.oom ? -1 : 0;
+  rc = put_computed(&p, tok ? '1' : '0', true, c);
 out:
+  place_free(&p);
+  return rc;
+}
+
+/* A field of a whole place: its entry, whether it is scored (ok), and its
+ * summary's tree (which the entry's strings point into). */
+typedef struct {
+  entry_t e;
+  bool ok;
+  cJSON *tree;
+} field_t;
+
+/* contest.lua's entry of member m, into *f (f->tree to be freed by the
+ * caller); false when the place is left to the script. */
+static bool read_field(const tally_place_member_t *m, field_t *f) {
+  memset(f, 0, sizeof(*f));
+  f->tree = cJSON_ParseWithLength(m->summary, m->len);
+  const cJSON *s = f->tree;
+  if (!cJSON_IsObject(s))
+    return false;
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(s, "score");
+  const cJSON *ps = cJSON_GetObjectItemCaseSensitive(s, "public_score");
+  f->ok = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s, "scored")) &&
+          cJSON_IsNumber(sc) && cJSON_IsNumber(ps);
+  if (f->ok)
+    return read_entry(s, m->id, m->tokened, &f->e);
+  f->e.id = m->id;
+  f->e.idn = strlen(m->id);
+  f->e.ts = num_or(cJSON_GetObjectItemCaseSensitive(s, "timestamp"), 0.0);
+  f->e.off = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s, "official"));
+  f->e.tok = m->tokened;
+  return fin(f->e.ts);
+}
+
+/* Whether a and b are the same place. */
+static bool same_place(const tally_place_id_t *a, const tally_place_id_t *b) {
+  return strcmp(a->contest, b->contest) == 0 &&
+         strcmp(a->participant, b->participant) == 0 &&
+         strcmp(a->task, b->task) == 0;
+}
+
+int tally_place_whole(const tally_place_member_t *m, size_t n,
+                      tally_place_id_t *id, tally_place_calc_t *c) {
+  memset(id, 0, sizeof(*id));
+  if (n == 0 || n > INT32_MAX)
+    return -1;
+  field_t *f = calloc(n, sizeof(*f));
+  if (f == NULL)
+    return -1;
+  place_t p;
+  memset(&p, 0, sizeof(p));
+  int rc = -1;
+  /* contest.lua's compute: par is the newest scored field, last the
+   * newest official one (scored or not). */
+  const field_t *par = NULL, *last = NULL;
+  for (size_t i = 0; i < n; i++) {
+    tally_place_id_t at;
+    if (!read_field(&m[i], &f[i]) || tally_place_id_tree(f[i].tree, &at) != 0)
+      goto out;
+    bool same = i == 0 || same_place(id, &at);
+    if (i == 0)
+      *id = at;
+    else
+      tally_place_id_free(&at);
+    if (!same)
+      goto out;
+    const entry_t *e = &f[i].e;
+    if (f[i].ok && (par == NULL || later(e->ts, e->id, e->idn, par->e.ts,
+                                         par->e.id, par->e.idn)))
+      par = &f[i];
+    if (e->off) {
+      p.subs++;
+      if (!f[i].ok)
+        p.unsc++;
+      if (last == NULL ||
+          later(e->ts, e->id, e->idn, last->e.ts, last->e.id, last->e.idn))
+        last = &f[i];
+    }
+  }
+  if (par == NULL || last == NULL ||
+      !copy_name(p.mode, sizeof(p.mode), par->e.mode, strlen(par->e.mode)) ||
+      !copy_name(p.rnd, sizeof(p.rnd), par->e.rnd, strlen(par->e.rnd)) ||
+      tally_score_mode_parse(p.mode, &p.kind) != 0)
+    goto out;
+  p.n = (int32_t)n;
+  p.prec = par->e.prec;
+  p.par_ts = par->e.ts;
+  p.par_id = par->e.id;
+  p.par_len = par->e.idn;
+  p.last_ts = last->e.ts;
+  p.last_id = last->e.id;
+  p.last_len = last->e.idn;
+  for (int side = 0; side < 2; side++) {
+    /* contest.lua's aggregate: every official scored field merged in,
+     * from {0} under max and {0, 0} otherwise; under max_tokened_last
+     * the second is the last official field's score, 0 when it is not
+     * scored. */
+    agg_t *a = &p.aggs[side];
+    a->n = p.kind == TALLY_MODE_MAX ? 1 : 2;
+    if ((a->v = calloc(a->n, sizeof(double))) == NULL)
+      goto out;
+    for (size_t i = 0; i < n; i++)
+      if (f[i].e.off && f[i].ok && !merge(p.kind, a, &f[i].e, side == 1, false))
+        goto out;
+    if (p.kind == TALLY_MODE_MAX_TOKENED_LAST)
+      a->v[1] = !last->ok ? 0.0 : side == 1 ? last->e.ps : last->e.sc;
+  }
+  rc = put_computed(&p, 0, false, c);
+out:
+  if (rc != 0)
+    tally_place_id_free(id);
+  for (size_t i = 0; i < n; i++)
+    cJSON_Delete(f[i].tree);
+  free(f);
   place_free(&p);
   return rc;
 }

@@ -63,6 +63,28 @@ int tally_place_add(const char *old, size_t old_len, const char *S,
 int tally_place_add_tree(const char *old, size_t old_len, const char *S,
                          const cJSON *s, tally_place_calc_t *c);
 
+/* One field of a place, for tally_place_whole: submission id S, its
+ * summary text (len bytes) and its tokened flag (the field's first byte). */
+typedef struct tally_place_member_s {
+  const char *id;
+  const char *summary;
+  size_t len;
+  bool tokened;
+} tally_place_member_t;
+
+/* The task score of a whole place, computed from all n of its fields as the
+ * scripts' compute does (docs/contest.md, "The task scores of a direct
+ * rescore"): into *id the place every summary names (freed with
+ * tally_place_id_free), c->cache the place cache, c->score the task score's
+ * JSON, and c->meta '0' or '1' for partial, then the public task score as
+ * num writes it. Returns 0, or -1 when it is left to the script: a summary
+ * that is not an object or names another place, a scored one without a
+ * mode, rounding or numeric precision, a number that is not finite, no
+ * official or no scored field, a place whose cache could not be kept, or
+ * memory short. */
+int tally_place_whole(const tally_place_member_t *m, size_t n,
+                      tally_place_id_t *id, tally_place_calc_t *c);
+
 /* The direct post of a result (docs/contest.md, "The direct post"): what
  * the post script writes for a new scored submission whose place's task
  * score was computed (tally_place_add), all of it made here, so that the

@@ -100,6 +100,7 @@ bool tally_rescore_direct_applies(const char *text, size_t len,
                                   const char *scored, const char *score,
                                   const char *public_score,
                                   tally_rescore_old_t *old) {
+  memset(old, 0, sizeof(*old));
   if (stored == NULL)
     return false;
   if (!same_place_bytes(stored, stored_len, text, len)) {
@@ -174,6 +175,7 @@ int tally_rescore_direct(const char *text, size_t len, const char *S,
   start = b->len;
   tally_buf_putc(b, !was || ops != nps ? '1' : '0');
   tally_buf_putc(b, !was || os != ns ? '1' : '0');
+  tally_buf_putc(b, old->tokened ? '1' : '0');
   tally_texts_mark(d, TALLY_RDIRECT_MOVED, start);
   start = b->len;
   tally_buf_puts(b, "{\"type\":\"rescore\",");

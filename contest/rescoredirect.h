@@ -21,7 +21,8 @@ enum {
   TALLY_RDIRECT_CHANGE,       /* the <p>:changes entry; "" when the scores
                                  are the stored ones */
   TALLY_RDIRECT_MOVED,        /* '0' or '1' for the public score, then the
-                                 score: whether each moved */
+                                 score: whether each moved; then the
+                                 tokened flag the record was read with */
   TALLY_RDIRECT_EVENT,        /* the "rescore" event up to its "tokened" */
   TALLY_RDIRECT_VIEW_PUBLIC,  /* the event's view, untokened */
   TALLY_RDIRECT_VIEW_FULL,    /* and tokened */
@@ -33,10 +34,13 @@ _Static_assert(TALLY_RDIRECT_COUNT <= TALLY_TEXTS_MAX,
                "a direct rescore's texts");
 
 /* What the rescore script reads of the stored scores: whether the record
- * is scored ("1"), and its scores then, as tonumber reads them. */
+ * is scored ("1"), and its scores then, as tonumber reads them; and
+ * whether it was tokened ("1") when read, which the caller sets (false
+ * until then). */
 typedef struct tally_rescore_old_s {
   bool scored;
   double score, public_score;
+  bool tokened;
 } tally_rescore_old_t;
 
 /* Whether submission S, whose new summary is text (len bytes), may be

@@ -153,6 +153,34 @@ int tally_call_rescore_direct(tally_call_t *c, const char *submission,
   return 0;
 }
 
+int tally_call_rescore_place(tally_call_t *c, const char *contest,
+                             const char *participant, const char *task,
+                             unsigned direct, const char *score,
+                             size_t score_len, const char *cache,
+                             size_t cache_len, const char *meta,
+                             size_t meta_len, unsigned kept) {
+  size_t nums = sizeof(c->nums) / sizeof(c->nums[0]);
+  if ((size_t)c->argc + 8 + 3 * (size_t)kept > TALLY_CALL_MAX_ARGS ||
+      c->nnums + 2 > nums)
+    return -1;
+  arg_str(c, contest);
+  arg_str(c, participant);
+  arg_str(c, task);
+  arg_num(c, direct);
+  arg(c, score, score_len);
+  arg(c, cache, cache_len);
+  arg(c, meta, meta_len);
+  arg_num(c, kept);
+  return 0;
+}
+
+void tally_call_rescore_kept(tally_call_t *c, const char *submission,
+                             const char *rev, bool tokened) {
+  arg_str(c, submission);
+  arg_str(c, rev);
+  arg_str(c, tokened ? "1" : "0");
+}
+
 void tally_call_history(tally_call_t *c, const char *cursor, unsigned count) {
   arg_str(c, cursor);
   arg_num(c, count);

@@ -5,6 +5,7 @@
 #ifndef TALLY_SCRIPTS_H
 #define TALLY_SCRIPTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -126,7 +127,7 @@ typedef struct tally_call_s {
   unsigned items;
   char keys[4][96];
   char prefix[96];
-  char nums[4 + 2 * 256][24]; /* numbers formatted for the arguments */
+  char nums[4 + 3 * 256][24]; /* numbers formatted for the arguments */
   unsigned nnums;
 } tally_call_t;
 
@@ -314,5 +315,27 @@ int tally_call_rescore_direct(tally_call_t *c, const char *submission,
                               size_t summary_len, const char *error,
                               const char *const *direct,
                               const size_t *direct_len);
+
+/* Rescore, after all items: appends a place whose task score was computed
+ * from all of its fields (contest/placecalc.h, tally_place_whole), to be
+ * followed by kept calls of tally_call_rescore_kept, one for each of its
+ * other fields: its contest, participant and task as the scripts name
+ * them, how many of its fields the call rescores directly, the task
+ * score's JSON, the place cache and the meta tally_place_whole made. The
+ * script takes it when the place is the one assumed (docs/contest.md, "The
+ * task scores of a direct rescore") and computes the place itself
+ * otherwise. Returns 0, or -1 when the call has no room for it. */
+int tally_call_rescore_place(tally_call_t *c, const char *contest,
+                             const char *participant, const char *task,
+                             unsigned direct, const char *score,
+                             size_t score_len, const char *cache,
+                             size_t cache_len, const char *meta,
+                             size_t meta_len, unsigned kept);
+
+/* One field the call does not rescore, of the place appended last: its
+ * submission, the rev it was read at ("0" for none) and whether it was
+ * tokened. */
+void tally_call_rescore_kept(tally_call_t *c, const char *submission,
+                             const char *rev, bool tokened);
 
 #endif

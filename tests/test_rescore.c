@@ -2,6 +2,8 @@
  * redis-server holding submissions stored in the layout of
  * docs/contest.md. */
 #include "cli_fixture.h"
+#include "keyspace.h"
+#include "redis/scripts.h"
 #include "redis_fixture.h"
 #include "support.h"
 
@@ -219,6 +221,128 @@ Test(rescore, scores_the_stored_submissions_of_a_task_the_first_time) {
   char *version = cmd_str("HGET tally:submission:s1 version");
   cr_assert(version != NULL && strlen(version) == 16, "%s", version);
   free(version);
+}
+
+/* The task score and place cache a full recompute by the scripts' own
+ * compute gives place pk (HGETALL'd into flat): want[0] and want[1], nil
+ * for none. */
+static redisReply *recompute(const redisReply *flat) {
+  static const char harness[] =
+      "if #ARGV == 0 then return {false, false} end\n"
+      "local ts, st = compute(ARGV)\n"
+      "return {score_json(ts), cache_text(st) or false}\n";
+  size_t n = strlen(tally_lua_lib) + sizeof(harness);
+  char *src = malloc(n);
+  cr_assert(src != NULL);
+  snprintf(src, n, "%s%s", tally_lua_lib, harness);
+  const char **argv = malloc((3 + flat->elements) * sizeof(*argv));
+  size_t *len = malloc((3 + flat->elements) * sizeof(*len));
+  cr_assert(argv && len);
+  argv[0] = "EVAL";
+  argv[1] = src;
+  argv[2] = "0";
+  for (int i = 0; i < 3; i++)
+    len[i] = strlen(argv[i]);
+  for (size_t i = 0; i < flat->elements; i++) {
+    argv[3 + i] = flat->element[i]->str;
+    len[3 + i] = flat->element[i]->len;
+  }
+  redisReply *r = redisCommandArgv(rc, 3 + (int)flat->elements, argv, len);
+  free(argv);
+  free(len);
+  free(src);
+  cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "%s",
+            r && r->type == REDIS_REPLY_ERROR ? r->str : "");
+  return r;
+}
+
+/* Checks that every place of contest c1 holds the task score and cache
+ * the scripts compute from its fields; returns how many places. */
+static int check_places(void) {
+  redisReply *keys = cmd("KEYS tally:{c1}:pt:*");
+  int n = 0;
+  for (size_t k = 0; k < keys->elements; k++) {
+    const char *pk = keys->element[k]->str;
+    redisReply *flat = cmd("HGETALL %s", pk);
+    redisReply *want = recompute(flat);
+    /* tally:{c1}:pt:USER:TASK: the task score is in
+     * tally:{c1}:taskscores:USER, field TASK; the cache in ptagg. */
+    const char *user = pk + strlen("tally:{c1}:pt:");
+    const char *colon = strrchr(user, ':');
+    char tk[256];
+    snprintf(tk, sizeof(tk), "tally:{c1}:taskscores:%.*s", (int)(colon - user),
+             user);
+    char *got = cmd_str("HGET %s %s", tk, colon + 1);
+    redisReply *cache = cmd("GET tally:{c1}:ptagg:%s", user);
+    cr_assert_eq(want->element[0]->type, REDIS_REPLY_STRING, "%s", pk);
+    cr_assert(got != NULL && strcmp(got, want->element[0]->str) == 0,
+              "%s: task score %s, the scripts compute %s", pk, got,
+              want->element[0]->str);
+    const redisReply *wc = want->element[1];
+    cr_assert_eq(cache->type, wc->type, "%s: cache", pk);
+    cr_assert(wc->type != REDIS_REPLY_STRING ||
+                  (cache->len == wc->len &&
+                   memcmp(cache->str, wc->str, wc->len) == 0),
+              "%s: cache", pk);
+    free(got);
+    freeReplyObject(cache);
+    freeReplyObject(want);
+    freeReplyObject(flat);
+    n++;
+  }
+  freeReplyObject(keys);
+  return n;
+}
+
+Test(rescore, the_task_scores_it_computes_are_the_scripts) {
+  /* 12 participants with 30 submissions each over alpha (max), beta
+   * (max_subtask) and gamma (max_tokened_last), some tokened, some that
+   * cannot be scored; rescored, then rescored again after a change of
+   * alpha's and gamma's subtasks, when most places are computed by tally
+   * (tally_place_whole) and checked by the script. */
+  tc_write_file("tasks/beta.json",
+                "{\"name\": \"beta\", \"score_type\": \"GroupMin\", "
+                "\"score_type_parameters\": [[30, \"^a\"], [70, \"^b\"]], "
+                "\"testcases\": {\"a1\": true, \"b1\": true}, "
+                "\"score_mode\": \"max_subtask\"}\n");
+  const char *gamma_at = "{\"name\": \"gamma\", \"score_type\": \"GroupMin\", "
+                         "\"score_type_parameters\": [[%d, \"^a\"], [50, "
+                         "\"^b\"]], \"testcases\": {\"a1\": true, \"b1\": "
+                         "false}, \"score_mode\": \"max_tokened_last\"}\n";
+  char gamma[512];
+  snprintf(gamma, sizeof(gamma), gamma_at, 50);
+  tc_write_file("tasks/gamma.json", gamma);
+  static const char *const task[3] = {"alpha", "beta", "gamma"};
+  static const char *const evals[5] = {
+      "{\"a1\": 1, \"b1\": 1}", "{\"a1\": 0, \"b1\": 1}",
+      "{\"a1\": 1, \"b1\": 0}", "{\"a1\": 0.5, \"b1\": 0.25}",
+      "{\"a1\": \"x\"}"};
+  unsigned seed = 7;
+  for (int i = 0; i < 360; i++) {
+    char S[16], u[16];
+    snprintf(S, sizeof(S), "r%03d", i);
+    snprintf(u, sizeof(u), "p%02d", i % 12);
+    seed = seed * 1103515245u + 12345u;
+    /* Only p00 has jobs that cannot be scored, which keep a rescore
+     * from computing a place (they are written every time). */
+    store(S, u, "c1", task[(seed >> 8) % 3], i % 50,
+          evals[(seed >> 12) % (i % 12 == 0 ? 5 : 4)]);
+    if ((seed >> 16) % 7 == 0)
+      freeReplyObject(cmd("HSET tally:submission:%s tokened 1", S));
+  }
+  rescore_ok("--task", "alpha", NULL, NULL);
+  rescore_ok("--task", "beta", NULL, NULL);
+  rescore_ok("--task", "gamma", NULL, NULL);
+  cr_assert_eq(check_places(), 36);
+  tc_write_file("tasks/alpha.json", ALPHA("30"));
+  snprintf(gamma, sizeof(gamma), gamma_at, 20);
+  tc_write_file("tasks/gamma.json", gamma);
+  freeReplyObject(cmd("CONFIG RESETSTAT"));
+  rescore_ok("--task", "alpha", NULL, NULL);
+  rescore_ok("--task", "gamma", NULL, NULL);
+  /* HLEN runs in a rescore only to check a place tally computed. */
+  cr_expect_gt(tr_command_calls(rc, "hlen"), 15);
+  cr_assert_eq(check_places(), 36);
 }
 
 Test(rescore, selects_the_intersection_of_the_indexes_given) {

@@ -389,7 +389,7 @@ typedef struct {
 } fp_user_t;
 
 static unsigned fp_posts, fp_new_scored, fp_pre_sent, fp_pre_taken, fp_pre_off,
-    fp_direct_sent, fp_behind;
+    fp_direct_sent, fp_behind, fp_whole, fp_whole_left;
 
 /* Delivers job to consumer "a" of the streams of prefix and posts one
  * item for it through the real post script, with pre (NULL: none);
@@ -645,6 +645,44 @@ static bool fp_check(const char *recompute_sha, const fp_user_t *u, int t) {
                   memcmp(cache->str, wc->str, wc->len) == 0,
               "u%u t%d step %u: cache\n%s\nwant\n%s", u->user, t, u->steps,
               cache->str, wc->str);
+  /* The whole place computed in C from the same fields, as tally rescore
+   * does (tally_place_whole), is the same task score and cache, or left
+   * to the script. */
+  tally_place_member_t *m = calloc(flat->elements / 2 + 1, sizeof(*m));
+  cr_assert(m != NULL);
+  for (size_t i = 0; i + 1 < flat->elements; i += 2)
+    m[i / 2] =
+        (tally_place_member_t){.id = flat->element[i]->str,
+                               .summary = flat->element[i + 1]->str + 1,
+                               .len = flat->element[i + 1]->len - 1,
+                               .tokened = flat->element[i + 1]->str[0] == '1'};
+  tally_place_calc_t pc;
+  tally_place_calc_init(&pc);
+  tally_place_id_t id;
+  if (tally_place_whole(m, flat->elements / 2, &id, &pc) == 0) {
+    fp_whole++;
+    cr_assert_eq(ws->type, REDIS_REPLY_STRING);
+    cr_assert_str_eq(pc.score.data, ws->str, "u%u t%d step %u: whole place",
+                     u->user, t, u->steps);
+    cr_assert(wc->type == REDIS_REPLY_STRING && pc.cache.len == wc->len &&
+                  memcmp(pc.cache.data, wc->str, wc->len) == 0,
+              "u%u t%d step %u: whole place's cache", u->user, t, u->steps);
+    cJSON *j = cJSON_Parse(ws->str);
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(j, "public_score");
+    bool part = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "partial"));
+    cr_assert(pc.meta.len > 1 && pc.meta.data[0] == (part ? '1' : '0') &&
+                  strtod(pc.meta.data + 1, NULL) == ps->valuedouble,
+              "u%u t%d step %u: meta %s", u->user, t, u->steps, pc.meta.data);
+    cJSON_Delete(j);
+    char pk[32];
+    snprintf(pk, sizeof(pk), "u%u", u->user);
+    cr_assert_str_eq(id.participant, pk);
+    tally_place_id_free(&id);
+  } else if (wc->type == REDIS_REPLY_STRING) {
+    fp_whole_left++;
+  }
+  tally_place_calc_close(&pc);
+  free(m);
   /* The frozen board's C computation (contest/frozen.c), with a freeze
    * after everything, gives the same public task score. */
   double fs = 0;
@@ -685,7 +723,7 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   load_recompute(recompute_sha);
   freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
   fp_posts = fp_new_scored = fp_pre_sent = fp_pre_taken = fp_pre_off =
-      fp_direct_sent = fp_behind = 0;
+      fp_direct_sent = fp_behind = fp_whole = fp_whole_left = 0;
   unsigned places_with_submissions = 0;
   for (unsigned i = 0; i < USERS; i++) {
     fp_user_t u = {.user = i};
@@ -738,6 +776,13 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   cr_log_info("%u posts, %u of new scored submissions, %lld by the fast path",
               fp_posts, fp_new_scored, fast);
   cr_expect_gt(places_with_submissions, USERS);
+  /* tally_place_whole computed the places a cache is kept for, but for
+   * none at all. */
+  cr_log_info("%u places computed whole in C, %u with a cache left to the "
+              "script",
+              fp_whole, fp_whole_left);
+  cr_expect_gt(fp_whole, 1000u);
+  cr_expect_eq(fp_whole_left, 0u);
   cr_expect_gt(fast, fp_new_scored / 3,
                "the fast path took %lld of %u new scored submissions", fast,
                fp_new_scored);

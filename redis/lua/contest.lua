@@ -584,11 +584,22 @@ local function add_score(d, ck, S, v)
   return out
 end
 
--- Stores the task score of d, by the fast path when d was touched with
--- its one new field, else recomputed from the whole place; nil when d
--- has no submissions left.
+-- Stores the task score of d: as computed by tally rescore when d.whole
+-- holds it, by the fast path when d was touched with its one new field,
+-- else recomputed from the whole place; nil when d has no submissions
+-- left.
 local function task_score(d)
   local ck = d.ck
+  local w = d.whole
+  if w then
+    -- Computed by tally rescore from the whole place (rescore.lua's
+    -- take_whole checked the place it assumed).
+    redis.call('HSET', d.tk, d.t, w.score)
+    redis.call('SET', ck, w.cache)
+    caches_written[ck] = w.cache
+    pre_taken[d.pk] = true
+    return {public_score = w.ps, partial = w.partial}
+  end
   if d.add then
     local ts = add_score(d, ck, d.add, d.addv)
     if ts then return ts end

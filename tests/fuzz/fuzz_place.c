@@ -5,7 +5,8 @@
  * reads it, a second summary may be merged into its cache, and a direct
  * post made of it has an event that is a JSON object naming its place;
  * and the summary rescored over the cache's bytes read as a stored
- * summary makes a change entry that is a JSON object. */
+ * summary makes a change entry that is a JSON object; and the two read
+ * as the fields of a whole place give a task score that is one too. */
 #include "contest/placecalc.h"
 #include "contest/rescoredirect.h"
 
@@ -74,6 +75,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     tally_texts_close(&r);
   }
+  /* The cache's bytes and the summary as the two fields of a whole
+   * place: its task score is a JSON object, its meta a flag and a number,
+   * and its cache one the post's fast path reads. */
+  tally_place_member_t m[2] = {{"A", cache, n, false},
+                               {"B", summary, slen, (n & 1) != 0}};
+  tally_place_calc_t w;
+  tally_place_calc_init(&w);
+  if (tally_place_whole(m, 2, &id, &w) == 0) {
+    cJSON *score = cJSON_ParseWithLength(w.score.data, w.score.len);
+    if (!cJSON_IsObject(score) || w.meta.len < 2 ||
+        (w.meta.data[0] != '0' && w.meta.data[0] != '1') ||
+        id.participant == NULL)
+      abort();
+    cJSON_Delete(score);
+    tally_place_id_free(&id);
+    tally_place_add(w.cache.data, w.cache.len, "C", summary, slen, &again);
+  }
+  tally_place_calc_close(&w);
   tally_place_calc_close(&c);
   tally_place_calc_close(&again);
   return 0;
