@@ -75,9 +75,11 @@ static void on_probe(tally_redis_t *r, redisReply *reply, void *priv) {
     bool ok = reply != NULL && reply->type == REDIS_REPLY_ARRAY &&
               reply->elements == 3;
     const redisReply *state = ok ? reply->element[0] : NULL;
+    /* A rescore runs from "selecting" until it is "done" or "failed". */
     p->rescore_running = !ok ? NAN
                              : state->type == REDIS_REPLY_STRING &&
-                                   strcmp(state->str, "running") == 0;
+                                   strcmp(state->str, "done") != 0 &&
+                                   strcmp(state->str, "failed") != 0;
     p->rescore_done = ok ? number(reply->element[1]) : NAN;
     p->rescore_total = ok ? number(reply->element[2]) : NAN;
     if (ok && state->type == REDIS_REPLY_NIL)

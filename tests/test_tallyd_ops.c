@@ -147,6 +147,32 @@ Test(tallyd_ops, metrics_count_each_outcome_and_pass_promtool) {
   }
 }
 
+/* The rescore gauges follow <p>:rescore as tally rescore writes it: it
+ * runs in every state but "done" and "failed". */
+Test(tallyd_ops, metrics_follow_a_running_rescore) {
+  start(NULL, NULL);
+  int port = http_port(&daemon_);
+  static const char *const states[] = {"selecting", "scoring", "writing",
+                                       "done", "failed"};
+  for (int k = 0; k < 5; k++) {
+    freeReplyObject(redisCommand(c,
+                                 "HSET tally:rescore state %s done %d "
+                                 "total 10",
+                                 states[k], k));
+    double running = -1;
+    for (int i = 0; i < 40; i++) {
+      http_t r = http(port, "/metrics", NULL);
+      running = sample(r.body, "tally_rescore_running");
+      double done = sample(r.body, "tally_rescore_submissions_done");
+      free(r.body);
+      if (running == (k < 3) && done == k)
+        break;
+      sleep_ms(100);
+    }
+    cr_expect_eq(running, k < 3, "state %s: running %g", states[k], running);
+  }
+}
+
 Test(tallyd_ops, other_paths_and_methods_are_refused) {
   start(NULL, NULL);
   int port = http_port(&daemon_);
