@@ -336,6 +336,7 @@ static void workers_free(run_t *run) {
     if (w->c != NULL)
       redisFree(w->c);
     tally_engine_close(&w->e);
+    tally_arena_free(&w->arena);
     free(w->judged);
     tally_buf_close(&w->out);
     tally_buf_close(&w->sum);

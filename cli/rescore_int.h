@@ -6,6 +6,7 @@
 #define TALLY_RESCORE_INT_H
 
 #include "cli/rescore.h"
+#include "config/arena.h"
 #include "contest/rescoredirect.h"
 #include "engine/engine.h"
 #include "redis/scripts.h"
@@ -77,6 +78,7 @@ typedef struct worker_s {
   run_t *run;
   redisContext *c;
   tally_engine_t e;
+  tally_arena_t arena; /* for the summaries the writing parses */
   tally_buf_t out, sum;
   /* The direct rescores' texts of the call being sent, by item, and the
    * task scores of its whole places. */

@@ -3,6 +3,8 @@
  * take whole places (the "writing" phase). See rescore.h. */
 #include "cli/rescore_int.h"
 
+#include "config/arena.h"
+
 #include "engine/engine.h"
 #include "redis/scripts.h"
 #include "redis/verdicts.h"
@@ -419,8 +421,15 @@ static void add_places(worker_t *w, size_t from, size_t to) {
     size_t np = w->nplaces;
     tally_place_id_t *id = &w->place_ids[np];
     const tally_place_calc_t *pc = &w->places[np];
-    if (written == 0 || !direct ||
-        tally_place_whole(w->members, e - g, id, &w->places[np]) != 0)
+    if (written == 0 || !direct)
+      continue;
+    /* The place's summaries are parsed into the worker's arena: a hundred
+     * trees of a few hundred nodes each, gone at the reset. */
+    tally_arena_t *was = tally_arena_use(&w->arena);
+    int whole = tally_place_whole(w->members, e - g, id, &w->places[np]);
+    tally_arena_use(was);
+    tally_arena_reset(&w->arena);
+    if (whole != 0)
       continue;
     w->nplaces++;
     if (tally_call_rescore_place(
@@ -462,9 +471,12 @@ static int write_items(worker_t *w, size_t from, size_t to) {
         const char *direct[TALLY_RESCORE_DIRECT_ARGS];
         size_t direct_len[TALLY_RESCORE_DIRECT_ARGS];
         tally_rescore_direct_t *dt = &w->direct[nsent];
+        tally_arena_t *was = tally_arena_use(&w->arena);
         it->direct =
             it->direct && tally_rescore_direct(it->summary, len, it->id,
                                                &it->stored, dt) == 0;
+        tally_arena_use(was);
+        tally_arena_reset(&w->arena);
         bool d = it->direct;
         _Static_assert(TALLY_RDIRECT_COUNT == TALLY_RESCORE_DIRECT_ARGS,
                        "a direct rescore's texts");

@@ -105,6 +105,13 @@ void tally_json_mark_arena(cJSON *tree) {
   }
 }
 
+cJSON *tally_json_parse(const char *text, size_t len) {
+  cJSON *tree = cJSON_ParseWithLength(text, len);
+  if (tree != NULL && tally__arena_current != NULL)
+    tally_json_mark_arena(tree);
+  return tree;
+}
+
 size_t tally_json_strlen(const cJSON *s) {
   const char *v = s != NULL ? s->valuestring : NULL;
   if (v == NULL)

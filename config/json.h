@@ -22,6 +22,11 @@ size_t tally_json_strlen(const cJSON *s);
  * job it parses; a tree deeper than cJSON's nesting limit is never one. */
 void tally_json_mark_arena(cJSON *tree);
 
+/* cJSON_ParseWithLength of text (len bytes), marked as above when this
+ * thread is inside an arena's window, so that it may be parsed into an
+ * arena by any caller that opens one; NULL when not JSON. */
+cJSON *tally_json_parse(const char *text, size_t len);
+
 /* Finds the text of member key of the JSON object text (len bytes), which
  * must already have parsed: each key and value is measured by cJSON. Sets
  * *at and *n to the first such member's value and returns true, or returns

@@ -57,7 +57,7 @@ char *tally_place_idtext(const cJSON *v) {
 }
 
 int tally_place_id(const char *summary, size_t len, tally_place_id_t *out) {
-  cJSON *s = cJSON_ParseWithLength(summary, len);
+  cJSON *s = tally_json_parse(summary, len);
   int rc = tally_place_id_tree(s, out);
   cJSON_Delete(s);
   return rc;
@@ -438,7 +438,7 @@ static int put_computed(const place_t *p, char tok, bool count,
 int tally_place_add(const char *old, size_t old_len, const char *S,
                     const char *summary, size_t summary_len,
                     tally_place_calc_t *c) {
-  cJSON *s = cJSON_ParseWithLength(summary, summary_len);
+  cJSON *s = tally_json_parse(summary, summary_len);
   int rc = tally_place_add_tree(old, old_len, S, s, c);
   cJSON_Delete(s);
   return rc;
@@ -494,7 +494,7 @@ typedef struct {
  * caller); false when the place is left to the script. */
 static bool read_field(const tally_place_member_t *m, field_t *f) {
   memset(f, 0, sizeof(*f));
-  f->tree = cJSON_ParseWithLength(m->summary, m->len);
+  f->tree = tally_json_parse(m->summary, m->len);
   const cJSON *s = f->tree;
   if (!cJSON_IsObject(s))
     return false;
@@ -716,7 +716,7 @@ void tally_lua_place_members(tally_buf_t *b, const tally_place_id_t *id,
 int tally_place_direct(const char *summary, size_t summary_len, const char *S,
                        const char *prefix, const char *pub, size_t pub_len,
                        const tally_place_calc_t *c, tally_place_direct_t *d) {
-  cJSON *s = cJSON_ParseWithLength(summary, summary_len);
+  cJSON *s = tally_json_parse(summary, summary_len);
   int rc = tally_place_direct_tree(s, S, prefix, pub, pub_len, c, d);
   cJSON_Delete(s);
   return rc;

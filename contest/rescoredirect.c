@@ -3,6 +3,7 @@
  * them (redis/lua/rescore.lua, contest.lua). */
 #include "contest/rescoredirect.h"
 
+#include "config/json.h"
 #include "contest/placecalc.h"
 
 #include <cjson/cJSON.h>
@@ -21,7 +22,7 @@ typedef struct {
 
 static bool side_read(side_t *x, const char *text, size_t len) {
   memset(x, 0, sizeof(*x));
-  x->s = cJSON_ParseWithLength(text, len);
+  x->s = tally_json_parse(text, len);
   const cJSON *m = cJSON_GetObjectItemCaseSensitive(x->s, "match");
   return !cJSON_IsObject(m) && !cJSON_IsArray(m) &&
          tally_place_id_tree(x->s, &x->id) == 0;

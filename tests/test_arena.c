@@ -112,3 +112,28 @@ Test(arena, outside_a_window_cjson_uses_the_heap) {
   tally_arena_use(was);
   tally_arena_free(&a);
 }
+
+/* tally_json_parse inside a window marks the tree, so that its strings
+ * are measured without asking malloc about the arena's memory (which
+ * only heap blocks answer); outside one it is cJSON's parse. */
+Test(arena, tally_json_parse_measures_its_strings_in_a_window) {
+  static const char text[] =
+      "{\"a\":\"x\\u0000y\",\"b\":[\"\",\"longer one\"]}";
+  tally_arena_t a = {0};
+  tally_arena_t *was = tally_arena_use(&a);
+  cJSON *in = tally_json_parse(text, strlen(text));
+  cr_assert_not_null(in);
+  cr_expect_not_null(a.first);
+  cr_expect_eq(tally_json_strlen(cJSON_GetObjectItemCaseSensitive(in, "a")), 3);
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(in, "b");
+  cr_expect_eq(tally_json_strlen(cJSON_GetArrayItem(b, 0)), 0);
+  cr_expect_eq(tally_json_strlen(cJSON_GetArrayItem(b, 1)), 10);
+  cJSON_Delete(in);
+  tally_arena_use(was);
+  tally_arena_free(&a);
+  cJSON *out = tally_json_parse(text, strlen(text));
+  cr_expect_eq(tally_json_strlen(cJSON_GetObjectItemCaseSensitive(out, "a")),
+               3);
+  cJSON_Delete(out);
+  cr_expect_null(tally_json_parse("{\"a\":", 5));
+}
