@@ -519,6 +519,12 @@ void *tally__rs_write_main(void *arg) {
     if (k >= run->ncalls)
       break;
     w->status = write_items(w, run->calls[k], run->calls[k + 1]);
+    /* The unchanged summaries kept for these places are not needed
+     * again. */
+    for (size_t i = run->calls[k]; i < run->calls[k + 1]; i++) {
+      free(run->send[i]->kept);
+      run->send[i]->kept = NULL;
+    }
   }
   if (w->status != 0)
     atomic_store(&run->stop, true);
