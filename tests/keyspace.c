@@ -1,6 +1,8 @@
 /* Two prefixes' Redis state compared key by key (keyspace.h). */
 #include "keyspace.h"
 
+#include "redis/scripts.h"
+
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -199,4 +201,50 @@ long long tr_command_calls(redisContext *c, const char *name) {
   }
   freeReplyObject(r);
   return n;
+}
+
+int tr_recompute_load(redisContext *c, char sha[64]) {
+  static const char harness[] =
+      "if #ARGV == 0 then return {false, false} end\n"
+      "local ts, st = compute(ARGV)\n"
+      "return {score_json(ts), cache_text(st) or false}\n";
+  size_t n = strlen(tally_lua_lib) + sizeof(harness);
+  char *src = malloc(n);
+  if (src == NULL)
+    return -1;
+  snprintf(src, n, "%s%s", tally_lua_lib, harness);
+  redisReply *r = redisCommand(c, "SCRIPT LOAD %s", src);
+  free(src);
+  int rc = r != NULL && r->type == REDIS_REPLY_STRING ? 0 : -1;
+  if (rc == 0)
+    snprintf(sha, 64, "%s", r->str);
+  freeReplyObject(r);
+  return rc;
+}
+
+redisReply *tr_recompute(redisContext *c, const char *sha,
+                         const redisReply *flat) {
+  size_t n = 3 + flat->elements;
+  const char **argv = malloc(n * sizeof(*argv));
+  size_t *len = malloc(n * sizeof(*len));
+  redisReply *r = NULL;
+  if (argv != NULL && len != NULL) {
+    argv[0] = "EVALSHA";
+    argv[1] = sha;
+    argv[2] = "0";
+    for (int i = 0; i < 3; i++)
+      len[i] = strlen(argv[i]);
+    for (size_t i = 0; i < flat->elements; i++) {
+      argv[3 + i] = flat->element[i]->str;
+      len[3 + i] = flat->element[i]->len;
+    }
+    r = redisCommandArgv(c, (int)n, argv, len);
+  }
+  free(argv);
+  free(len);
+  if (r != NULL && (r->type != REDIS_REPLY_ARRAY || r->elements != 2)) {
+    freeReplyObject(r);
+    r = NULL;
+  }
+  return r;
 }

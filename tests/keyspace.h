@@ -20,4 +20,16 @@ int tr_keyspace_diff(redisContext *c, const char *a, const char *b, char *why,
  * started or its last CONFIG RESETSTAT, by INFO commandstats. */
 long long tr_command_calls(redisContext *c, const char *name);
 
+/* Loads on c the contest library (redis/lua/contest.lua) with a harness
+ * that recomputes one place from its fields, as the scripts' own compute
+ * does; its sha into sha. Returns 0, or -1 when Redis refused it. */
+int tr_recompute_load(redisContext *c, char sha[64]);
+
+/* That harness run (by sha) over flat, a place's fields as HGETALL gives
+ * them: an array of the task score's JSON and the place cache, each nil
+ * when there is none; NULL when Redis did not answer so. The caller frees
+ * it. */
+redisReply *tr_recompute(redisContext *c, const char *sha,
+                         const redisReply *flat);
+
 #endif

@@ -3,7 +3,6 @@
  * docs/contest.md. */
 #include "cli_fixture.h"
 #include "keyspace.h"
-#include "redis/scripts.h"
 #include "redis_fixture.h"
 #include "support.h"
 
@@ -223,48 +222,18 @@ Test(rescore, scores_the_stored_submissions_of_a_task_the_first_time) {
   free(version);
 }
 
-/* The task score and place cache a full recompute by the scripts' own
- * compute gives place pk (HGETALL'd into flat): want[0] and want[1], nil
- * for none. */
-static redisReply *recompute(const redisReply *flat) {
-  static const char harness[] =
-      "if #ARGV == 0 then return {false, false} end\n"
-      "local ts, st = compute(ARGV)\n"
-      "return {score_json(ts), cache_text(st) or false}\n";
-  size_t n = strlen(tally_lua_lib) + sizeof(harness);
-  char *src = malloc(n);
-  cr_assert(src != NULL);
-  snprintf(src, n, "%s%s", tally_lua_lib, harness);
-  const char **argv = malloc((3 + flat->elements) * sizeof(*argv));
-  size_t *len = malloc((3 + flat->elements) * sizeof(*len));
-  cr_assert(argv && len);
-  argv[0] = "EVAL";
-  argv[1] = src;
-  argv[2] = "0";
-  for (int i = 0; i < 3; i++)
-    len[i] = strlen(argv[i]);
-  for (size_t i = 0; i < flat->elements; i++) {
-    argv[3 + i] = flat->element[i]->str;
-    len[3 + i] = flat->element[i]->len;
-  }
-  redisReply *r = redisCommandArgv(rc, 3 + (int)flat->elements, argv, len);
-  free(argv);
-  free(len);
-  free(src);
-  cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "%s",
-            r && r->type == REDIS_REPLY_ERROR ? r->str : "");
-  return r;
-}
-
 /* Checks that every place of contest c1 holds the task score and cache
  * the scripts compute from its fields; returns how many places. */
 static int check_places(void) {
+  char sha[64];
+  cr_assert_eq(tr_recompute_load(rc, sha), 0);
   redisReply *keys = cmd("KEYS tally:{c1}:pt:*");
   int n = 0;
   for (size_t k = 0; k < keys->elements; k++) {
     const char *pk = keys->element[k]->str;
     redisReply *flat = cmd("HGETALL %s", pk);
-    redisReply *want = recompute(flat);
+    redisReply *want = tr_recompute(rc, sha, flat);
+    cr_assert_not_null(want, "%s: the recompute harness", pk);
     /* tally:{c1}:pt:USER:TASK: the task score is in
      * tally:{c1}:taskscores:USER, field TASK; the cache in ptagg. */
     const char *user = pk + strlen("tally:{c1}:pt:");

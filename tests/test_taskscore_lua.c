@@ -354,25 +354,6 @@ Test(taskscore_lua, writes_strings_as_the_scripts_cjson_does) {
 
 /* ---- The post script's fast path against the full recompute ---------- */
 
-/* Loads the library with a harness that recomputes ARGV as a pt hash and
- * returns the task score JSON and the place cache text that the full
- * recompute stores (nil for none). */
-static void load_recompute(char sha[64]) {
-  static const char harness[] =
-      "if #ARGV == 0 then return {false, false} end\n"
-      "local ts, st = compute(ARGV)\n"
-      "return {score_json(ts), cache_text(st) or false}\n";
-  size_t n = strlen(tally_lua_lib) + sizeof(harness);
-  char *src = malloc(n);
-  cr_assert(src != NULL);
-  snprintf(src, n, "%s%s", tally_lua_lib, harness);
-  redisReply *r = redisCommand(c, "SCRIPT LOAD %s", src);
-  free(src);
-  cr_assert(r && r->type == REDIS_REPLY_STRING, "%s", r ? r->str : "");
-  snprintf(sha, 64, "%s", r->str);
-  freeReplyObject(r);
-}
-
 /* A task's config as its summaries carry it. */
 typedef struct {
   unsigned mode;
@@ -610,24 +591,8 @@ static bool fp_check(const char *recompute_sha, const fp_user_t *u, int t) {
   redisReply *flat =
       redisCommand(c, "HGETALL tally:{c}:pt:u%u:t%d", u->user, t);
   cr_assert(flat && flat->type == REDIS_REPLY_ARRAY);
-  size_t n = 3 + flat->elements;
-  const char **argv = malloc(n * sizeof(*argv));
-  size_t *argvlen = malloc(n * sizeof(*argvlen));
-  cr_assert(argv && argvlen);
-  argv[0] = "EVALSHA";
-  argv[1] = recompute_sha;
-  argv[2] = "0";
-  for (int i = 0; i < 3; i++)
-    argvlen[i] = strlen(argv[i]);
-  for (size_t i = 0; i < flat->elements; i++) {
-    argv[3 + i] = flat->element[i]->str;
-    argvlen[3 + i] = flat->element[i]->len;
-  }
-  redisReply *want = redisCommandArgv(c, (int)n, argv, argvlen);
-  free(argv);
-  free(argvlen);
-  cr_assert(want && want->type == REDIS_REPLY_ARRAY && want->elements == 2,
-            "%s", want && want->type == REDIS_REPLY_ERROR ? want->str : "");
+  redisReply *want = tr_recompute(c, recompute_sha, flat);
+  cr_assert_not_null(want, "the recompute harness");
   redisReply *got =
       redisCommand(c, "HGET tally:{c}:taskscores:u%u t%d", u->user, t);
   redisReply *cache =
@@ -720,7 +685,7 @@ Test(taskscore_lua, the_post_scripts_fast_path_stores_what_a_recompute_does) {
   char post_sha[64], recompute_sha[64];
   snprintf(post_sha, sizeof(post_sha), "%s", r->str);
   freeReplyObject(r);
-  load_recompute(recompute_sha);
+  cr_assert_eq(tr_recompute_load(c, recompute_sha), 0);
   freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
   fp_posts = fp_new_scored = fp_pre_sent = fp_pre_taken = fp_pre_off =
       fp_direct_sent = fp_behind = fp_whole = fp_whole_left = 0;
