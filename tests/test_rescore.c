@@ -3,6 +3,7 @@
  * docs/contest.md. */
 #include "cli_fixture.h"
 #include "keyspace.h"
+#include "redis/scripts.h"
 #include "redis_fixture.h"
 #include "support.h"
 
@@ -312,6 +313,118 @@ Test(rescore, the_task_scores_it_computes_are_the_scripts) {
   /* HLEN runs in a rescore only to check a place tally computed. */
   cr_expect_gt(tr_command_calls(rc, "hlen"), 15);
   cr_assert_eq(check_places(), 36);
+}
+
+/* Whether process pid is still running (not gone, not a zombie). */
+static bool running(pid_t pid) {
+  char path[64], stat[512];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL)
+    return false;
+  size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+  fclose(f);
+  stat[n] = '\0';
+  const char *p = strrchr(stat, ')');
+  return p != NULL && p[1] == ' ' && p[2] != 'Z';
+}
+
+/* Posts one item through the real post script, as tallyd would: the job
+ * (its stream entry is delivered to consumer "a"), a kind, a body and,
+ * for a result, its summary. */
+static void post_item(const char *job, const char *kind, const char *body,
+                      const char *S, const char *summary) {
+  redisReply *x = cmd("XADD tally:jobs * job %s", job);
+  char id[64], rec[96];
+  snprintf(id, sizeof(id), "%s", x->str);
+  freeReplyObject(x);
+  freeReplyObject(
+      cmd("XREADGROUP GROUP tallyd a COUNT 100 STREAMS tally:jobs >"));
+  snprintf(rec, sizeof(rec), "tally:submission:%s", S);
+  tally_post_extra_t e = {summary, summary ? strlen(summary) : 0, "", 0, "", 0};
+  tally_call_t *call = malloc(sizeof(*call));
+  cr_assert(call != NULL);
+  tally_call_begin(call, TALLY_SCRIPT_POST, NULL, "tally", "a");
+  cr_assert_eq(tally_call_post(call, id, 1, kind, body, strlen(body), rec, &e),
+               0);
+  redisReply *r = redisCommandArgv(rc, call->argc, call->argv, call->argvlen);
+  cr_assert(r != NULL && r->type == REDIS_REPLY_ARRAY, "%s",
+            r && r->type == REDIS_REPLY_ERROR ? r->str : "no reply");
+  freeReplyObject(r);
+  free(call);
+}
+
+Test(rescore, places_written_under_it_while_it_runs_end_as_the_scripts_compute,
+     .timeout = 180) {
+  /* 40 participants with 100 submissions each on gamma
+   * (max_tokened_last), rescored after a change while new results and
+   * tokens are posted to the same places: whatever interleaving came,
+   * every place ends with the task score the scripts compute from it. */
+  const char *gamma_at = "{\"name\": \"gamma\", \"score_type\": \"GroupMin\", "
+                         "\"score_type_parameters\": [[%d, \"^a\"], [50, "
+                         "\"^b\"]], \"testcases\": {\"a1\": true, \"b1\": "
+                         "false}, \"score_mode\": \"max_tokened_last\"}\n";
+  char gamma[512];
+  snprintf(gamma, sizeof(gamma), gamma_at, 50);
+  tc_write_file("tasks/gamma.json", gamma);
+  static const char *const evals[4] = {
+      "{\"a1\": 1, \"b1\": 1}", "{\"a1\": 0, \"b1\": 1}",
+      "{\"a1\": 1, \"b1\": 0}", "{\"a1\": 0.5, \"b1\": 0.25}"};
+  enum { USERS = 40, EACH = 100 };
+  for (int i = 0; i < USERS * EACH; i++) {
+    char S[16], u[16];
+    snprintf(S, sizeof(S), "g%04d", i);
+    snprintf(u, sizeof(u), "p%02d", i % USERS);
+    store(S, u, "c1", "gamma", i, evals[i * 7 % 4]);
+  }
+  rescore_ok("--task", "gamma", NULL, NULL);
+  freeReplyObject(cmd("XGROUP CREATE tally:jobs tallyd $ MKSTREAM"));
+  snprintf(gamma, sizeof(gamma), gamma_at, 20);
+  tc_write_file("tasks/gamma.json", gamma);
+  const char *args[] = {"rescore", "--tasks", tc_at("tasks"), "--redis",
+                        srv.url,   "--task",  "gamma",        NULL};
+  pid_t pid = tc_start(args, NULL, dir);
+  int posts = 0;
+  for (unsigned k = 0; running(pid) && k < 100000; k++, posts++) {
+    char S[16], u[16], job[512], body[128];
+    unsigned user = k * 13 % USERS;
+    snprintf(u, sizeof(u), "p%02u", user);
+    if (k % 2 == 0) {
+      /* A token for a stored submission of the participant. */
+      snprintf(S, sizeof(S), "g%04u", (k * 37 % EACH) * USERS + user);
+      snprintf(job, sizeof(job),
+               "{\"submission\":\"%s\",\"participant\":\"%s\"}", S, u);
+      snprintf(body, sizeof(body),
+               "{\"submission\":\"%s\",\"participant\":\"%s\"}", S, u);
+      post_item(job, "token", body, S, NULL);
+    } else {
+      /* A new result in the participant's place. */
+      char sum[1024];
+      snprintf(S, sizeof(S), "n%05u", k);
+      snprintf(job, sizeof(job),
+               "{\"submission\":\"%s\",\"participant\":\"%s\","
+               "\"contest\":\"c1\",\"task\":\"gamma\",\"timestamp\":%u,"
+               "\"evaluations\":{\"a1\":1,\"b1\":0}}",
+               S, u, 5000 + k);
+      snprintf(sum, sizeof(sum),
+               "{\"submission\":\"%s\",\"participant\":\"%s\","
+               "\"contest\":\"c1\",\"task\":\"gamma\",\"timestamp\":%u,"
+               "\"official\":true,\"tokened\":false,\"version\":\"v\","
+               "\"score_mode\":\"max_tokened_last\",\"score_precision\":0,"
+               "\"score_rounding\":\"subtask\",\"score\":%u,"
+               "\"public_score\":%u,\"max_score\":100,"
+               "\"max_public_score\":50,\"compiled\":true,"
+               "\"subtasks\":null,\"public_subtasks\":null}",
+               S, u, 5000 + k, k % 100, k % 50);
+      post_item(job, "result", job, S, sum);
+    }
+  }
+  tc_run_t r = tc_finish(pid);
+  cr_assert_eq(r.status, 0, "rescore exited %d: %s", r.status, r.err);
+  tc_run_free(&r);
+  cr_log_info("%d posts while the rescore ran", posts);
+  cr_expect_gt(posts, 0);
+  cr_assert_eq(check_places(), USERS);
 }
 
 Test(rescore, selects_the_intersection_of_the_indexes_given) {
