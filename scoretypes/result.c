@@ -55,11 +55,29 @@ tally_st_result_t *tally_result_push_st(tally_result_t *res) {
 /* glibc's printf rounds the exact binary value correctly, honouring the
  * rounding mode (ties to even by default), and strtod reads the digits
  * back correctly rounded: the same two steps as CPython's float.__round__.
- * The buffer fits any double with up to 10 fractional digits. */
+ * The buffer fits any double with up to 10 fractional digits.
+ *
+ * Most values take a shorter way to the same double. With p = 10^ndigits
+ * (exact), y = x * p is within half an ulp of the exact product X; when y
+ * is more than an ulp away from every half-integer, X rounds (ties to
+ * even, as nearbyint in the default mode) to the same integer r as y, so
+ * the digits printf would write are those of r / p; r below 2^53 and p
+ * are exact, so the division rounds the real r / p correctly, as strtod
+ * reads those digits. Near a half-integer (a tie in decimal, or within
+ * the product's error of one) and for large values, printf decides. */
 double tally_round(double x, int ndigits) {
+  static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5,
+                                 1e6, 1e7, 1e8, 1e9, 1e10};
   char buf[400];
   if (!isfinite(x) || ndigits < 0 || ndigits > 10)
     return x;
+  double p = pow10[ndigits], y = x * p;
+  if (fabs(y) < 4503599627370496.0) { /* 2^52 */
+    double r = nearbyint(y);
+    double d = fabs(y - r); /* exact: r is y's nearest integer */
+    if (fabs(d - 0.5) > fabs(y) * 0x1p-52)
+      return r / p;
+  }
   snprintf(buf, sizeof(buf), "%.*f", ndigits, x);
   return strtod(buf, NULL);
 }

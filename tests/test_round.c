@@ -5,6 +5,10 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct round_case_s {
   double x;
@@ -78,4 +82,64 @@ Test(round, is_the_identity_on_values_that_already_have_few_digits) {
     for (int n = 2; n <= 10; n++)
       cr_expect(tally_round(values[i], n) == values[i], "%g at %d", values[i],
                 n);
+}
+
+/* The reference: printf's correctly rounded digits read back by strtod,
+ * which tally_round's shortcut must always agree with. */
+static double by_printf(double x, int n) {
+  char buf[400];
+  snprintf(buf, sizeof(buf), "%.*f", n, x);
+  return strtod(buf, NULL);
+}
+
+static uint64_t rng = 0x243f6a8885a308d3u;
+static uint64_t next_u64(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+static void expect_same(double x, int n) {
+  double got = tally_round(x, n), want = isfinite(x) ? by_printf(x, n) : x;
+  cr_assert(memcmp(&got, &want, sizeof(got)) == 0,
+            "round(%.17g, %d): %.17g, printf and strtod give %.17g", x, n, got,
+            want);
+}
+
+Test(round, agrees_with_printf_on_random_values_and_near_ties) {
+  for (int i = 0; i < 2000000; i++) {
+    uint64_t u = next_u64();
+    int n = (int)(u % 11);
+    double x;
+    switch (u >> 60) {
+    case 0: /* any bit pattern */
+      memcpy(&x, &(uint64_t){next_u64()}, sizeof(x));
+      break;
+    case 1: /* a decimal tie k + 0.5 at n digits, and its neighbours */
+      x = ((double)(int64_t)(next_u64() % 2000001) - 1000000 + 0.5) /
+          (double)(uint64_t)pow(10, n);
+      x = nextafter(x, (u >> 8) & 1 ? INFINITY : -INFINITY);
+      if ((u >> 9) & 1)
+        x = nextafter(x, (u >> 10) & 1 ? INFINITY : -INFINITY);
+      break;
+    case 2: /* scores as a task computes them */
+      x = (double)(next_u64() % 100001) / 1000.0 *
+          ((double)(next_u64() % 1000) / 999.0);
+      break;
+    default: /* a wide range of magnitudes */
+      x = ldexp((double)(next_u64() >> 11), (int)(next_u64() % 140) - 120);
+      if (u & 1)
+        x = -x;
+    }
+    expect_same(x, n);
+  }
+  /* Signed zeros and values that round to zero keep their sign. */
+  for (int n = 0; n <= 10; n++) {
+    expect_same(0.0, n);
+    expect_same(-0.0, n);
+    expect_same(-1e-12, n);
+    expect_same(4503599627370495.5, n);
+    expect_same(-4503599627370497.0, n);
+  }
 }
