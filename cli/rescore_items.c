@@ -405,18 +405,21 @@ static void add_places(worker_t *w, size_t from, size_t to) {
         (e < run->nsend && same_order(send[e], send[g])) ||
         e - g > CHUNK_MEMBERS || w->nplaces == TALLY_CALL_MAX_ITEMS)
       continue; /* not all of the place is here */
+    /* Every field written must be a direct rescore (which has a summary);
+     * the others are the kept ones. */
     size_t written = 0;
     bool direct = true;
-    for (size_t k = g; k < e; k++) {
+    for (size_t k = g; k < e && direct; k++) {
       const item_t *it = send[k];
       bool w_it = it->state == IT_SEND;
+      const char *summary = w_it ? it->summary : it->kept;
       written += w_it;
-      direct = direct && (!w_it || it->direct);
-      w->members[k - g] =
-          (tally_place_member_t){.id = it->id,
-                                 .summary = w_it ? it->summary : it->kept,
-                                 .len = strlen(w_it ? it->summary : it->kept),
-                                 .tokened = it->tokened};
+      direct = summary != NULL && (!w_it || it->direct);
+      if (direct)
+        w->members[k - g] = (tally_place_member_t){.id = it->id,
+                                                   .summary = summary,
+                                                   .len = strlen(summary),
+                                                   .tokened = it->tokened};
     }
     size_t np = w->nplaces;
     tally_place_id_t *id = &w->place_ids[np];
