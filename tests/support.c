@@ -264,3 +264,19 @@ const char *ts_label_of(const char *task_json, double outcome) {
   cJSON_Delete(res);
   return label;
 }
+
+const char *ts_proc_stat(pid_t pid, char *buf, size_t len) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL || len == 0) {
+    if (f != NULL)
+      fclose(f);
+    return NULL;
+  }
+  size_t n = fread(buf, 1, len - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *end = strrchr(buf, ')');
+  return end != NULL && end[1] == ' ' && end[2] != '\0' ? end + 2 : NULL;
+}

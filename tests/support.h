@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 /* Parses task JSON with the built-in types. Returns the task, or NULL with
  * the first error copied to err (if not NULL). */
@@ -86,5 +87,11 @@ void ts_expect_group_case(const char *type, const char *params,
 /* The label that task_json, a task whose only testcase is "a", gives to
  * outcome; NULL if the job is not scored. Returns a static buffer. */
 const char *ts_label_of(const char *task_json, double outcome);
+
+/* Reads /proc/PID/stat into buf (len bytes) and returns where its fields
+ * after "pid (comm) " begin, at the state letter (the command name may hold
+ * spaces and parentheses, so it is found from the last ')'); NULL when the
+ * file cannot be read (no such process) or has no such field. */
+const char *ts_proc_stat(pid_t pid, char *buf, size_t len);
 
 #endif

@@ -3,6 +3,7 @@
 #include "daemon/embedded.h"
 
 #include "redis_fixture.h"
+#include "support.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -103,16 +104,9 @@ static void on_stop(tally_embedded_t *e) {
 static bool gone(pid_t pid) {
   if (kill(pid, 0) != 0 && errno == ESRCH)
     return true;
-  char path[64], buf[512];
-  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return true;
-  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  const char *end = strrchr(buf, ')');
-  return end != NULL && (end[2] == 'Z' || end[2] == 'X');
+  char buf[512];
+  const char *state = ts_proc_stat(pid, buf, sizeof(buf));
+  return state == NULL || *state == 'Z' || *state == 'X';
 }
 
 /* Everything written to the log so far. */

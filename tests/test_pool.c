@@ -1,6 +1,7 @@
 /* The worker pool against real tally-worker processes: batches, spreading,
  * crashes, hangs, garbage, failed starts, reloads and closing. */
 #include "daemon/pool.h"
+#include "support.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -166,17 +167,10 @@ static size_t logged_pids(pid_t *pids, size_t max) {
 
 /* Whether pid is a process whose parent is this one. */
 static bool is_our_child(pid_t pid) {
-  char path[64], stat[512];
-  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return false;
-  size_t n = fread(stat, 1, sizeof(stat) - 1, f);
-  fclose(f);
-  stat[n] = '\0';
-  const char *s = strrchr(stat, ')'); /* after "pid (comm)" */
+  char stat[512];
+  const char *s = ts_proc_stat(pid, stat, sizeof(stat));
   int ppid = 0;
-  return s != NULL && sscanf(s, ") %*c %d", &ppid) == 1 && ppid == getpid();
+  return s != NULL && sscanf(s, "%*c %d", &ppid) == 1 && ppid == getpid();
 }
 
 /* Checks that every process the pool started is gone, reaped: no child

@@ -223,6 +223,25 @@ Test(rescore, scores_the_stored_submissions_of_a_task_the_first_time) {
   free(version);
 }
 
+/* Writes task gamma (max_tokened_last): subtask 1 (its testcase public)
+ * worth first points, subtask 2 (private) 50. */
+static void write_gamma(int first) {
+  char gamma[512];
+  snprintf(gamma, sizeof(gamma),
+           "{\"name\": \"gamma\", \"score_type\": \"GroupMin\", "
+           "\"score_type_parameters\": [[%d, \"^a\"], [50, \"^b\"]], "
+           "\"testcases\": {\"a1\": true, \"b1\": false}, "
+           "\"score_mode\": \"max_tokened_last\"}\n",
+           first);
+  tc_write_file("tasks/gamma.json", gamma);
+}
+
+/* Evaluations for the tasks of the place tests (testcases a1 and b1); the
+ * last cannot be scored. */
+static const char *const place_evals[5] = {
+    "{\"a1\": 1, \"b1\": 1}", "{\"a1\": 0, \"b1\": 1}",
+    "{\"a1\": 1, \"b1\": 0}", "{\"a1\": 0.5, \"b1\": 0.25}", "{\"a1\": \"x\"}"};
+
 /* Checks that every place of contest c1 holds the task score and cache
  * the scripts compute from its fields; returns how many places. */
 static int check_places(void) {
@@ -275,18 +294,8 @@ Test(rescore, the_task_scores_it_computes_are_the_scripts) {
                 "\"score_type_parameters\": [[30, \"^a\"], [70, \"^b\"]], "
                 "\"testcases\": {\"a1\": true, \"b1\": true}, "
                 "\"score_mode\": \"max_subtask\"}\n");
-  const char *gamma_at = "{\"name\": \"gamma\", \"score_type\": \"GroupMin\", "
-                         "\"score_type_parameters\": [[%d, \"^a\"], [50, "
-                         "\"^b\"]], \"testcases\": {\"a1\": true, \"b1\": "
-                         "false}, \"score_mode\": \"max_tokened_last\"}\n";
-  char gamma[512];
-  snprintf(gamma, sizeof(gamma), gamma_at, 50);
-  tc_write_file("tasks/gamma.json", gamma);
+  write_gamma(50);
   static const char *const task[3] = {"alpha", "beta", "gamma"};
-  static const char *const evals[5] = {
-      "{\"a1\": 1, \"b1\": 1}", "{\"a1\": 0, \"b1\": 1}",
-      "{\"a1\": 1, \"b1\": 0}", "{\"a1\": 0.5, \"b1\": 0.25}",
-      "{\"a1\": \"x\"}"};
   unsigned seed = 7;
   for (int i = 0; i < 360; i++) {
     char S[16], u[16];
@@ -296,7 +305,7 @@ Test(rescore, the_task_scores_it_computes_are_the_scripts) {
     /* Only p00 has jobs that cannot be scored, which keep a rescore
      * from computing a place (they are written every time). */
     store(S, u, "c1", task[(seed >> 8) % 3], i % 50,
-          evals[(seed >> 12) % (i % 12 == 0 ? 5 : 4)]);
+          place_evals[(seed >> 12) % (i % 12 == 0 ? 5 : 4)]);
     if ((seed >> 16) % 7 == 0)
       freeReplyObject(cmd("HSET tally:submission:%s tokened 1", S));
   }
@@ -305,8 +314,7 @@ Test(rescore, the_task_scores_it_computes_are_the_scripts) {
   rescore_ok("--task", "gamma", NULL, NULL);
   cr_assert_eq(check_places(), 36);
   tc_write_file("tasks/alpha.json", ALPHA("30"));
-  snprintf(gamma, sizeof(gamma), gamma_at, 20);
-  tc_write_file("tasks/gamma.json", gamma);
+  write_gamma(20);
   freeReplyObject(cmd("CONFIG RESETSTAT"));
   rescore_ok("--task", "alpha", NULL, NULL);
   rescore_ok("--task", "gamma", NULL, NULL);
@@ -317,16 +325,9 @@ Test(rescore, the_task_scores_it_computes_are_the_scripts) {
 
 /* Whether process pid is still running (not gone, not a zombie). */
 static bool running(pid_t pid) {
-  char path[64], stat[512];
-  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL)
-    return false;
-  size_t n = fread(stat, 1, sizeof(stat) - 1, f);
-  fclose(f);
-  stat[n] = '\0';
-  const char *p = strrchr(stat, ')');
-  return p != NULL && p[1] == ' ' && p[2] != 'Z';
+  char stat[512];
+  const char *state = ts_proc_stat(pid, stat, sizeof(stat));
+  return state != NULL && *state != 'Z';
 }
 
 /* Posts one item through the real post script, as tallyd would: the job
@@ -360,27 +361,17 @@ Test(rescore, places_written_under_it_while_it_runs_end_as_the_scripts_compute,
    * (max_tokened_last), rescored after a change while new results and
    * tokens are posted to the same places: whatever interleaving came,
    * every place ends with the task score the scripts compute from it. */
-  const char *gamma_at = "{\"name\": \"gamma\", \"score_type\": \"GroupMin\", "
-                         "\"score_type_parameters\": [[%d, \"^a\"], [50, "
-                         "\"^b\"]], \"testcases\": {\"a1\": true, \"b1\": "
-                         "false}, \"score_mode\": \"max_tokened_last\"}\n";
-  char gamma[512];
-  snprintf(gamma, sizeof(gamma), gamma_at, 50);
-  tc_write_file("tasks/gamma.json", gamma);
-  static const char *const evals[4] = {
-      "{\"a1\": 1, \"b1\": 1}", "{\"a1\": 0, \"b1\": 1}",
-      "{\"a1\": 1, \"b1\": 0}", "{\"a1\": 0.5, \"b1\": 0.25}"};
+  write_gamma(50);
   enum { USERS = 40, EACH = 100 };
   for (int i = 0; i < USERS * EACH; i++) {
     char S[16], u[16];
     snprintf(S, sizeof(S), "g%04d", i);
     snprintf(u, sizeof(u), "p%02d", i % USERS);
-    store(S, u, "c1", "gamma", i, evals[i * 7 % 4]);
+    store(S, u, "c1", "gamma", i, place_evals[i * 7 % 4]);
   }
   rescore_ok("--task", "gamma", NULL, NULL);
   freeReplyObject(cmd("XGROUP CREATE tally:jobs tallyd $ MKSTREAM"));
-  snprintf(gamma, sizeof(gamma), gamma_at, 20);
-  tc_write_file("tasks/gamma.json", gamma);
+  write_gamma(20);
   const char *args[] = {"rescore", "--tasks", tc_at("tasks"), "--redis",
                         srv.url,   "--task",  "gamma",        NULL};
   pid_t pid = tc_start(args, NULL, dir);

@@ -1,6 +1,7 @@
 /* tallyd under faults, against a real redis-server each: workers that
  * crash, hang or write garbage, a poison job, a Redis that dies, refuses,
  * resets or freezes, a broken config on SIGHUP, and a drain on SIGINT. */
+#include "support.h"
 #include "tallyd_fixture.h"
 
 #include <cjson/cJSON.h>
@@ -113,21 +114,14 @@ static bool log_shows(const char *text, int timeout_ms) {
 
 /* The CPU time a process has used, in seconds, from /proc/PID/stat. */
 static double cpu_seconds(pid_t pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  cr_assert_not_null(f, "no %s", path);
-  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  /* utime and stime are fields 14 and 15; the command name, field 2, is
-   * in parentheses and may hold spaces. */
-  const char *p = strrchr(buf, ')');
-  cr_assert_not_null(p, "cannot parse %s", path);
+  char buf[1024];
+  const char *p = ts_proc_stat(pid, buf, sizeof(buf));
+  cr_assert_not_null(p, "no /proc/%d/stat", (int)pid);
+  /* utime and stime are fields 14 and 15, after the state (field 3). */
   unsigned long utime = 0, stime = 0;
-  int got = sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+  int got = sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
                    &utime, &stime);
-  cr_assert_eq(got, 2, "cannot parse %s", path);
+  cr_assert_eq(got, 2, "cannot parse /proc/%d/stat", (int)pid);
   return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
